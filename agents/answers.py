@@ -1,0 +1,30 @@
+"""The record of one agent call: what it answered, what it cost and how long it took."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class AgentAnswer:
+    """One candidate's answer to one subtask. `error` is set (and `text` empty) when the call failed."""
+
+    agent_id: str
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,224 @@
+"""Agent pools: a YAML file listing agents explicitly or as models × roles (the paper's layout).
+
+```yaml
+name: my-pool
+models:                      # crossed with `roles`
+  - spec: openai:gpt-4o-mini
+  - spec: openai:Qwen/Qwen2.5-7B-Instruct
+    name: qwen7b
+    base_url: http://localhost:8000/v1
+    api_key_env: VLLM_API_KEY
+    price_in: 0.0
+    price_out: 0.0
+roles: [Algebra, Geometry]    # built-in role names, or {name, profile, system_prompt, domain}
+agents:                      # explicit agents, added as they are
+  - id: calculator
+    model: {spec: "tool:calculator"}
+    role: Exact arithmetic
+    profile: Evaluates arithmetic expressions over earlier answers exactly.
+```
+
+Relative paths inside `replay:` and `local:` specs resolve against the YAML file's folder, so a pool
+travels with its recordings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from reso.agents.prices import FREE_PROVIDERS, list_price
+from reso.agents.profiles import BUILTIN_ROLES, Agent, ModelSpec, Role
+
+
+class PoolError(ValueError):
+    """A pool file or pool definition is invalid; the message names the file and the field."""
+
+
+class ExplicitAgent(BaseModel):
+    """An agent written out in full in the pool file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = None
+    model: ModelSpec
+    role: str = Field(min_length=1)
+    profile: str = Field(min_length=1)
+    system_prompt: str | None = None
+    domain: str | None = None
+
+
+class PoolConfig(BaseModel):
+    """The validated content of a pool YAML file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "pool"
+    models: list[ModelSpec] = Field(default_factory=list)
+    roles: list[str | Role] = Field(default_factory=list)
+    agents: list[ExplicitAgent] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _models_need_roles(self) -> PoolConfig:
+        if self.models and not self.roles:
+            raise ValueError("'models' are crossed with 'roles', but 'roles' is empty")
+        if not self.models and not self.agents:
+            raise ValueError("the pool has no agents: give 'models' and 'roles', or 'agents'")
+        return self
+
+
+class Pool(Sequence[Agent]):
+    """An ordered, id-unique collection of agents."""
+
+    def __init__(self, agents: Sequence[Agent], name: str = "pool", source: Path | None = None) -> None:
+        seen: set[str] = set()
+        for agent in agents:
+            if agent.id in seen:
+                raise PoolError(f"{source or name}: duplicate agent id {agent.id!r}")
+            seen.add(agent.id)
+        self._agents = list(agents)
+        self._by_id = {agent.id: agent for agent in self._agents}
+        self.name = name
+        self.source = source
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._agents[index]
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+    def __iter__(self) -> Iterator[Agent]:
+        return iter(self._agents)
+
+    def get(self, agent_id: str) -> Agent:
+        try:
+            return self._by_id[agent_id]
+        except KeyError:
+            raise KeyError(f"no agent {agent_id!r} in pool {self.name!r}") from None
+
+    @property
+    def ids(self) -> list[str]:
+        return [agent.id for agent in self._agents]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _resolve_role(entry: str | Role, where: str) -> Role:
+    if isinstance(entry, Role):
+        return entry
+    if entry not in BUILTIN_ROLES:
+        known = ", ".join(sorted(BUILTIN_ROLES))
+        raise PoolError(f"{where}: unknown role {entry!r}; built-in roles are: {known}")
+    return BUILTIN_ROLES[entry]
+
+
+def _resolve_paths(model: ModelSpec, base_dir: Path | None) -> ModelSpec:
+    """Make relative `replay:` / `local:` paths absolute against the pool file's folder."""
+    if base_dir is None or model.provider not in {"replay", "local"}:
+        return model
+    target, sep, fragment = model.target.partition("#")
+    path = Path(target).expanduser()
+    if path.is_absolute() or not (base_dir / path).exists():
+        return model
+    return model.model_copy(update={"spec": f"{model.provider}:{(base_dir / path).resolve()}{sep}{fragment}"})
+
+
+def _prices(model: ModelSpec, where: str) -> tuple[float, float]:
+    if model.price_in is not None and model.price_out is not None:
+        return model.price_in, model.price_out
+    if model.price_in is not None or model.price_out is not None:
+        raise PoolError(f"{where}: give both price_in and price_out, or neither")
+    if model.provider in FREE_PROVIDERS:
+        return 0.0, 0.0
+    listed = list_price(model.target.rsplit("#", 1)[-1])
+    if listed is None:
+        raise PoolError(
+            f"{where}: no price known for model {model.spec!r}; set price_in and price_out "
+            "(USD per million tokens) in the pool file"
+        )
+    return listed
+
+
+def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
+    """Expand a validated pool config into agents (models × roles, then explicit agents)."""
+    label = str(source) if source else config.name
+    base_dir = source.parent if source else None
+    agents: list[Agent] = []
+    roles = [_resolve_role(entry, f"{label}: roles[{i}]") for i, entry in enumerate(config.roles)]
+    for m_index, raw_model in enumerate(config.models):
+        model = _resolve_paths(raw_model, base_dir)
+        price_in, price_out = _prices(model, f"{label}: models[{m_index}]")
+        for role in roles:
+            agents.append(
+                Agent(
+                    id=f"{_slug(model.short_name)}/{_slug(role.name)}",
+                    model=model,
+                    role=role.name,
+                    profile=role.profile,
+                    system_prompt=role.render_system_prompt(),
+                    price_in=price_in,
+                    price_out=price_out,
+                    domain=role.domain,
+                )
+            )
+    for a_index, explicit in enumerate(config.agents):
+        model = _resolve_paths(explicit.model, base_dir)
+        price_in, price_out = _prices(model, f"{label}: agents[{a_index}].model")
+        role = Role(name=explicit.role, profile=explicit.profile, system_prompt=explicit.system_prompt)
+        agents.append(
+            Agent(
+                id=explicit.id or f"{_slug(model.short_name)}/{_slug(explicit.role)}",
+                model=model,
+                role=explicit.role,
+                profile=explicit.profile,
+                system_prompt=role.render_system_prompt(),
+                price_in=price_in,
+                price_out=price_out,
+                domain=explicit.domain,
+            )
+        )
+    return Pool(agents, name=config.name, source=source)
+
+
+def _format_validation_error(error: ValidationError, label: str) -> str:
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{label}: field '{field}': {first['msg']}{more}"
+
+
+def pool_from_dict(data: Any, source: Path | None = None) -> Pool:
+    """Validate a parsed pool document and build the pool; errors name the source and the field."""
+    label = str(source) if source else "pool"
+    if not isinstance(data, dict):
+        raise PoolError(f"{label}: a pool file must be a YAML mapping, got {type(data).__name__}")
+    try:
+        config = PoolConfig.model_validate(data)
+    except ValidationError as error:
+        raise PoolError(_format_validation_error(error, label)) from None
+    return build_pool(config, source)
+
+
+def load_pool(path: str | Path) -> Pool:
+    """Load a pool YAML file."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PoolError(f"{source}: pool file not found") from None
+    except UnicodeDecodeError as error:
+        raise PoolError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else str(source)
+        raise PoolError(f"{where}: invalid YAML: {getattr(error, 'problem', error)}") from None
+    return pool_from_dict(data, source.resolve())

@@ -1,0 +1,20 @@
+"""The `reso` command line. Sub-commands live in their own modules and import heavy libraries lazily,
+so `reso --help` stays fast."""
+
+from __future__ import annotations
+
+import typer
+
+from reso.evals.bench.cli import app as bench_app
+from reso.evals.cli_crm import app as crm_app
+from reso.evals.cli_pool import app as pool_app
+
+app = typer.Typer(
+    name="reso",
+    help="ReSo on LangGraph: reward-driven self-organising multi-agent reasoning.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(pool_app, name="pool")
+app.add_typer(crm_app, name="crm")
+app.add_typer(bench_app, name="bench")
