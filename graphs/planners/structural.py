@@ -1,0 +1,44 @@
+"""The structural planner: reads the exact DAG out of a MAS-format question, without any model."""
+
+from __future__ import annotations
+
+from reso.graphs.dag import TaskDAG
+from reso.graphs.planners.base import PlanResult
+from reso.graphs.planners.mas_format import looks_structural, parse_mas_steps
+
+
+class StructuralPlanner:
+    """Plans MAS benchmark questions ("The answer is recorded as Answer[i]" blocks, then a final step).
+
+    Node ids are the answer indices ("0", "1", ...) plus "final"; nodes keep the text's order. References
+    to unknown answers or to a block's own answer are dropped, and an answer the final step ignores is
+    added to its dependencies; each such repair is listed in `PlanResult.notes` / `TaskDAG.repair_notes`.
+    """
+
+    name = "structural"
+
+    @staticmethod
+    def accepts(question: str) -> bool:
+        """Whether `question` is written in the MAS format."""
+        return looks_structural(question)
+
+    def plan_with_report(self, question: str) -> PlanResult:
+        """The plan and its report.
+
+        Raises:
+            PlanError: The question is not in the MAS format or its references do not form a DAG.
+        """
+        dag = TaskDAG.from_steps(parse_mas_steps(question))
+        return PlanResult(dag=dag, planner=self.name, notes=dag.repair_notes)
+
+    def plan(self, question: str) -> TaskDAG:
+        """The plan for a MAS-format question (see `plan_with_report`)."""
+        return self.plan_with_report(question).dag
+
+    async def aplan(self, question: str) -> TaskDAG:
+        """Same as `plan`: parsing needs no I/O."""
+        return self.plan(question)
+
+    async def aplan_with_report(self, question: str) -> PlanResult:
+        """Same as `plan_with_report`."""
+        return self.plan_with_report(question)
