@@ -1,0 +1,71 @@
+"""Reading and writing the numbers found in benchmark files ("942.0", "+7.3", "89,034.79", one-element
+lists), exactly where exactness matters."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+
+def parse_number(value: object) -> float:
+    """A benchmark number as a float.
+
+    Args:
+        value: An int, a float, a numeric string (commas as thousands separators and a leading "+" are
+            allowed) or a one-element list holding one of these (the release's `question_vals` quirk).
+
+    Raises:
+        ValueError: When the value is not a finite number.
+    """
+    return float(parse_exact(value))
+
+
+def parse_exact(value: object) -> Fraction:
+    """A benchmark number as an exact fraction (floats are read through their shortest decimal form,
+    so 0.1 is 1/10; a Fraction is returned as is)."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"expected a number, got {type(value).__name__}")
+    text = repr(value) if isinstance(value, float) else str(value)
+    text = text.strip().replace(",", "")
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"not a number: {value!r}") from None
+    if not number.is_finite():
+        raise ValueError(f"not a finite number: {value!r}")
+    return Fraction(number)
+
+
+def format_number(value: float | int | Fraction) -> str:
+    """Shortest faithful text for a number: integers without ".0", exact decimals when the value has a
+    terminating decimal expansion, otherwise the float's shortest repr."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"not a finite number: {value!r}")
+        value = Fraction(Decimal(repr(value)))
+    value = Fraction(value)
+    if value.denominator == 1:
+        return str(value.numerator)
+    twos = fives = 0
+    rest = value.denominator
+    while rest % 2 == 0:
+        rest, twos = rest // 2, twos + 1
+    while rest % 5 == 0:
+        rest, fives = rest // 5, fives + 1
+    if rest == 1:
+        places = max(twos, fives)
+        scaled = abs(value) * 10**places  # an integer: the denominator divides 10**places
+        digits = str(scaled.numerator).rjust(places + 1, "0")
+        text = f"{digits[:-places]}.{digits[-places:]}".rstrip("0").rstrip(".")
+        return f"-{text}" if value < 0 else text
+    return repr(float(value))
+
+
+def close(a: float, b: float, rel: float, abs_tol: float = 1e-12) -> bool:
+    """Whether two numbers agree within a relative tolerance (with a tiny absolute floor for zero)."""
+    return math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol)
