@@ -53,7 +53,10 @@ def parse_mas_steps(text: str) -> list[dict[str, Any]]:
     """
     markers = list(_RECORDED.finditer(text))
     if not markers:
-        raise PlanError("no sub-question ends with 'The answer is recorded as Answer[i]'")
+        raise PlanError(
+            "the question is not in the MAS benchmark format: no sub-question ends with "
+            "'The answer is recorded as Answer[i]'"
+        )
     steps: list[dict[str, Any]] = []
     start = 0
     for position, marker in enumerate(markers):

@@ -1,0 +1,127 @@
+"""`reso plan`: show how a question would be decomposed into a task DAG, without running any agent.
+
+The root app registers `plan_command` as the `plan` command. Output: `{"plan": [{"id", "instruction",
+"depends_on"}, ...]}` with `--json`, else a table; repairs, fallbacks and the planner used go to standard
+error as `note:` lines, so standard output holds only the plan. Invalid input exits with code 2 and one
+`error:` line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from reso.graphs.dag import TaskDAG
+
+CLI_PLANNERS = ("auto", "structural", "llm")
+
+
+class _InputError(Exception):
+    """Bad command-line input: reported as one line, exit code 2."""
+
+
+def _read_question(question: str | None, file: str | None) -> str:
+    if question is not None and file is not None:
+        raise _InputError("give the question either as an argument or with --file, not both")
+    source = file if file is not None else question
+    if source is None:
+        raise _InputError("no question given: pass it as an argument, '-' for standard input, or --file FILE")
+    if source == "-":
+        text = sys.stdin.read()
+    elif file is not None:
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise _InputError(f"cannot read question file {file}: {error}") from None
+    else:
+        text = source
+    if not text.strip():
+        where = "standard input" if source == "-" else (f"file {file}" if file is not None else "the argument")
+        raise _InputError(f"the question in {where} is empty")
+    return text.strip()
+
+
+def _load_model(spec: str) -> BaseChatModel:
+    """The planner's chat model from a spec, through the agents layer's loader."""
+    from pydantic import ValidationError
+
+    from reso.agents.profiles import ModelSpec
+
+    try:
+        from reso.agents.models import load_chat_model
+    except ImportError as error:
+        raise _InputError(f"cannot load --model {spec!r}: the model loader is unavailable ({error})") from None
+
+    try:
+        model_spec = ModelSpec(spec=spec)
+    except ValidationError:
+        raise _InputError(f"--model {spec!r} is not a model spec of the form PROVIDER:MODEL") from None
+    try:
+        return load_chat_model(model_spec)
+    except (ValueError, ImportError) as error:
+        first_line = (str(error).splitlines() or [""])[0]
+        raise _InputError(f"cannot load --model {spec!r}: {first_line}") from None
+
+
+def _print_table(dag: TaskDAG, planner: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    waves = dag.levels()
+    wave_of = {step: i for i, wave in enumerate(waves) for step in wave}
+    table = Table(title=f"plan: {len(dag)} steps in {len(waves)} waves, final step {dag.final_id!r}, "
+                        f"planner {planner}", show_lines=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("wave", justify="right")
+    table.add_column("depends on")
+    table.add_column("instruction")
+    for step in dag.topological_order():
+        node = dag.node(step)
+        # Text, not markup: rich would read the brackets of LaTeX and Answer[1] in instructions as tags.
+        table.add_row(Text(step), str(wave_of[step]), Text(", ".join(node.depends_on) or "-"),
+                      Text(node.instruction))
+    Console().print(table)
+
+
+def plan_command(
+    question: Annotated[Optional[str], typer.Argument(help="The question; '-' reads standard input.")] = None,
+    planner: Annotated[str, typer.Option("--planner", "-p", help="auto | structural | llm.")] = "auto",
+    model: Annotated[Optional[str], typer.Option(
+        "--model", help="Chat model of the LLM planner, as PROVIDER:MODEL (e.g. openai:gpt-4o-mini).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print only {\"plan\": [...]} as JSON.")] = False,
+    file: Annotated[Optional[str], typer.Option(
+        "--file", "-f", help="Read the question from a file ('-' for standard input).")] = None,
+) -> None:
+    """Print the plan (task DAG) for QUESTION without running any agent."""
+    try:
+        if planner not in CLI_PLANNERS:
+            raise _InputError(f"unknown planner {planner!r}; choose one of {', '.join(CLI_PLANNERS)}")
+        text = _read_question(question, file)
+
+        from reso.graphs.dag import PlanError
+        from reso.graphs.planners import PlannerConfigError, make_planner
+
+        chat_model = _load_model(model) if model else None
+        try:
+            chosen = make_planner(planner, chat_model)  # type: ignore[arg-type]
+            result: Any = chosen.plan_with_report(text)  # type: ignore[attr-defined]
+        except (PlanError, PlannerConfigError) as error:
+            raise _InputError(str(error)) from None
+    except _InputError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+
+    for line in [f"planner: {result.planner}", *result.errors, *result.notes]:
+        typer.echo(f"note: {line}", err=True)
+    if json_output:
+        typer.echo(json.dumps({"plan": result.dag.to_steps()}, ensure_ascii=False, indent=2))
+    else:
+        _print_table(result.dag, result.planner)
