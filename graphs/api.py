@@ -1,0 +1,128 @@
+"""The Python API: `solve` / `asolve` a question, `astream` its progress, resume a run from its checkpoint.
+
+```python
+from reso.graphs.api import ReSo
+
+reso = ReSo(k=2, scorer="consensus")            # settings as keywords; defaults run offline
+result = reso.solve("Janet's ducks lay 16 eggs per day. ...")
+print(result.answer, result.usage.cost_usd)
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from reso.graphs.records import Result
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import Team, team_for
+
+
+class ReSo:
+    """A configured ReSo system: settings, the team they describe, and optionally a checkpoint file.
+
+    With `checkpoint_path`, every run is saved (LangGraph's SQLite checkpointer) under its `thread_id`;
+    solving again with the same `thread_id` resumes an interrupted run instead of starting over.
+    """
+
+    def __init__(self, settings: ReSoSettings | Mapping[str, Any] | None = None, *, team: Team | None = None,
+                 checkpoint_path: str | Path | None = None, **overrides: Any) -> None:
+        base = ReSoSettings.coerce(settings)
+        self.settings = base.replace(**overrides) if overrides else base
+        self._team = team
+        self.checkpoint_path = Path(checkpoint_path) if checkpoint_path else None
+
+    @property
+    def team(self) -> Team:
+        if self._team is None:
+            self._team = team_for(self.settings)
+        return self._team
+
+    @contextlib.asynccontextmanager
+    async def _graph(self) -> AsyncIterator[Any]:
+        from reso.graphs.graph import build_graph
+
+        if self.checkpoint_path is None:
+            yield build_graph(self.team)
+            return
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(str(self.checkpoint_path)) as saver:
+            yield build_graph(self.team, checkpointer=saver)
+
+    @staticmethod
+    def _input(question: str, plan: Sequence[Mapping[str, Any]] | None,
+               references: Mapping[str, str] | None) -> dict[str, Any]:
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("question must be a non-empty string")
+        payload: dict[str, Any] = {"question": question}
+        if plan:
+            payload["plan"] = [dict(step) for step in plan]
+        if references:
+            payload["references"] = {str(k): str(v) for k, v in references.items()}
+        return payload
+
+    async def _start_or_resume(self, graph: Any, payload: dict[str, Any], config: dict[str, Any]) -> Any:
+        """The input to pass: None resumes a saved, unfinished run of the same thread."""
+        if self.checkpoint_path is None:
+            return payload
+        snapshot = await graph.aget_state(config)
+        return None if snapshot.next else payload
+
+    async def astream(self, question: str, *, plan: Sequence[Mapping[str, Any]] | None = None,
+                      references: Mapping[str, str] | None = None,
+                      thread_id: str | None = None) -> AsyncIterator[dict[str, Any]]:
+        """Progress events as they happen (`plan`, `subtask_started`, `candidates`, `subtask_done`),
+        then one `{"event": "result", "result": Result}`."""
+        payload = self._input(question, plan, references)
+        config = {"configurable": {"thread_id": thread_id or uuid.uuid4().hex}}
+        started = time.monotonic()
+        final: dict[str, Any] = dict(payload)
+        async with self._graph() as graph:
+            start = await self._start_or_resume(graph, payload, config)
+            async for mode, chunk in graph.astream(start, config, context=self.settings,
+                                                   stream_mode=["updates", "custom", "values"]):
+                if mode == "custom":
+                    yield chunk
+                elif mode == "values":
+                    final.update(chunk)
+                elif "plan" in chunk and chunk["plan"]:
+                    yield {"event": "plan", "plan": chunk["plan"]["plan"]}
+                elif "__interrupt__" in chunk:
+                    yield {"event": "interrupt", "value": chunk["__interrupt__"][0].value}
+                    return
+        final["latency_s"] = final.get("latency_s") or time.monotonic() - started
+        yield {"event": "result", "result": Result.from_state(final)}
+
+    async def asolve(self, question: str, *, plan: Sequence[Mapping[str, Any]] | None = None,
+                     references: Mapping[str, str] | None = None, thread_id: str | None = None) -> Result:
+        """Answer one question and return the full result."""
+        payload = self._input(question, plan, references)
+        config = {"configurable": {"thread_id": thread_id or uuid.uuid4().hex}}
+        async with self._graph() as graph:
+            start = await self._start_or_resume(graph, payload, config)
+            output = await graph.ainvoke(start, config, context=self.settings)
+            if self.checkpoint_path is not None:
+                output = dict((await graph.aget_state(config)).values)
+        state = {**payload, **output}
+        return Result.from_state(state)
+
+    def solve(self, question: str, **kwargs: Any) -> Result:
+        """Synchronous `asolve` (not for use inside a running event loop)."""
+        return asyncio.run(self.asolve(question, **kwargs))
+
+
+def solve(question: str, **settings: Any) -> Result:
+    """Answer `question` with a ReSo system configured by keyword settings (see ReSoSettings)."""
+    return ReSo(**settings).solve(question)
+
+
+async def asolve(question: str, **settings: Any) -> Result:
+    return await ReSo(**settings).asolve(question)

@@ -1,0 +1,128 @@
+"""What a run reports: per-candidate and per-subtask records, usage totals and the final result.
+
+Records travel through graph state as plain JSON-ready dicts (checkpoints and Studio show them as they
+are); these pydantic models are the typed view the Python API returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+StepStatus = Literal["done", "failed", "skipped"]
+
+
+class CandidateRecord(BaseModel):
+    """One candidate agent's attempt at a subtask."""
+
+    agent_id: str
+    model: str
+    role: str
+    answer: str = ""
+    value: str | None = Field(default=None, description="The final answer extracted from `answer`.")
+    score: float | None = Field(default=None, description="The CRM's score of the answer, in [0, 1].")
+    score_reason: str | None = None
+    reward: float | None = Field(default=None, description="Reward sent to the DADB (training mode).")
+    selection: dict[str, float] = Field(default_factory=dict, description="Coarse-stage score components.")
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str | None = None
+
+
+class StepRecord(BaseModel):
+    """One subtask: who was asked, what each said, which answer was kept."""
+
+    id: str
+    instruction: str
+    depends_on: list[str] = Field(default_factory=list)
+    status: StepStatus = "done"
+    agent: str | None = None
+    answer: str = ""
+    value: str | None = None
+    candidates: list[CandidateRecord] = Field(default_factory=list)
+    started_s: float = 0.0
+    finished_s: float = 0.0
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def latency_s(self) -> float:
+        return self.finished_s - self.started_s
+
+
+class Usage(BaseModel):
+    """Token, call and cost totals."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @classmethod
+    def of_steps(cls, steps: Iterable[StepRecord]) -> Usage:
+        usage = cls()
+        for step in steps:
+            for candidate in step.candidates:
+                usage.calls += 1
+                usage.input_tokens += candidate.input_tokens
+                usage.output_tokens += candidate.output_tokens
+                usage.cost_usd += candidate.cost_usd
+        return usage
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.model_dump(), "total_tokens": self.total_tokens}
+
+
+class Result(BaseModel):
+    """The answer to one question, with the plan and everything that happened on the way."""
+
+    question: str
+    answer: str | None
+    answer_text: str = ""
+    plan: list[dict[str, Any]]
+    steps: list[StepRecord]
+    usage: Usage
+    latency_s: float
+    status: Literal["done", "failed", "budget_exceeded"] = "done"
+    notes: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> Result:
+        plan = list(state.get("plan") or [])
+        raw_steps = state.get("steps") or {}
+        order = [step["id"] for step in plan if step["id"] in raw_steps]
+        steps = [StepRecord.model_validate(raw_steps[step_id]) for step_id in order]
+        return cls(
+            question=state.get("question", ""),
+            answer=state.get("answer"),
+            answer_text=state.get("answer_text", ""),
+            plan=plan,
+            steps=steps,
+            usage=Usage.of_steps(steps),
+            latency_s=float(state.get("latency_s", 0.0)),
+            status=state.get("status", "done"),
+            notes=list(state.get("notes") or []),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The `reso solve --json` object."""
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "status": self.status,
+            "plan": self.plan,
+            "steps": [
+                {**step.model_dump(exclude={"instruction", "depends_on"}), "latency_s": step.latency_s}
+                for step in self.steps
+            ],
+            "usage": self.usage.to_json(),
+            "latency_s": self.latency_s,
+            "notes": self.notes,
+        }

@@ -1,0 +1,122 @@
+"""The execution of one question's DAG: which earlier answers each subtask sees, and when it may start.
+
+In eager mode a subtask starts the moment the subtasks it waits for have finished, in background tasks
+owned by this run, so a question's wall time follows its critical path. LangGraph's nodes then only
+collect finished records into state: a superstep still waits for its slowest node, but the work of a
+fast branch's successor has already begun. In waves mode each node does its own work when LangGraph
+schedules it (the plain superstep behaviour, kept for comparison).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextvars import ContextVar
+from collections.abc import Mapping
+from typing import Any
+
+from reso.graphs.budget import Budget
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.subtask import ProgressWriter, context_for, run_subtask
+from reso.graphs.team import Team
+
+StepDict = dict[str, Any]
+
+
+class DagRun:
+    """Runs the subtasks of one question for the graph nodes that ask for them."""
+
+    def __init__(self, dag: Any, team: Team, settings: ReSoSettings, *, budget: Budget,
+                 references: Mapping[str, str] | None = None, write: ProgressWriter | None = None,
+                 done: Mapping[str, StepDict] | None = None) -> None:
+        self.dag = dag
+        self.team = team
+        self.settings = settings
+        self.budget = budget
+        self.references = dict(references or {})
+        self.write = write
+        self.origin = time.monotonic()
+        self.results: dict[str, StepDict] = dict(done or {})
+        self._tasks: dict[str, asyncio.Task[StepDict]] = {}
+        self._order = dag.topological_order()
+
+    def visible(self, step_id: str) -> list[str]:
+        """The earlier subtasks whose answers `step_id` is shown, by the context policy."""
+        policy = self.settings.context_policy
+        if policy == "parents":
+            return list(self.dag.parents(step_id))
+        if policy == "ancestors":
+            return list(self.dag.ancestors(step_id))
+        return self._order[: self._order.index(step_id)]
+
+    def waits_for(self, step_id: str) -> list[str]:
+        # Ancestors are finished once the parents are; "all" must wait for every earlier subtask.
+        return self.visible(step_id) if self.settings.context_policy == "all" else list(self.dag.parents(step_id))
+
+    async def _run(self, step_id: str, steps: Mapping[str, StepDict]) -> StepDict:
+        node = self.dag.node(step_id)
+        record = await run_subtask(
+            self.team, self.settings, step_id=step_id, instruction=node.instruction,
+            depends_on=node.depends_on, context=context_for(step_id, self.visible(step_id), steps),
+            budget=self.budget, reference=self.references.get(step_id), clock_origin=self.origin,
+            write=self.write,
+        )
+        return record.model_dump()
+
+    def _start_ready(self) -> None:
+        for step_id in self._order:
+            if step_id in self.results or step_id in self._tasks:
+                continue
+            if all(parent in self.results for parent in self.waits_for(step_id)):
+                task = asyncio.create_task(self._run(step_id, self.results), name=f"subtask {step_id}")
+                task.add_done_callback(lambda t, sid=step_id: self._finished(sid, t))
+                self._tasks[step_id] = task
+
+    def _finished(self, step_id: str, task: asyncio.Task[StepDict]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            # Forget the failed task so a retried node starts the subtask afresh.
+            self._tasks.pop(step_id, None)
+            return
+        self.results[step_id] = task.result()
+        self._start_ready()
+
+    async def result(self, step_id: str, steps: Mapping[str, StepDict]) -> StepDict:
+        """The record of `step_id`, running it (and, eagerly, whatever becomes ready) as needed."""
+        for known_id, record in steps.items():
+            self.results.setdefault(known_id, record)
+        if step_id in self.results:
+            return self.results[step_id]
+        if self.settings.schedule == "waves":
+            record = await self._run(step_id, self.results)
+            self.results[step_id] = record
+            return record
+        self._start_ready()
+        return await asyncio.shield(self._tasks[step_id])
+
+    async def execute(self, graph: Any, config: Any = None) -> dict[str, StepDict]:
+        """Invoke the compiled task-DAG `graph` with this run live; returns every subtask's record."""
+        token = _CURRENT_RUN.set(self)
+        try:
+            state = await graph.ainvoke({"steps": dict(self.results)}, config)
+        finally:
+            _CURRENT_RUN.reset(token)
+            await self.aclose()
+        return dict(state.get("steps") or {})
+
+    async def aclose(self) -> None:
+        for task in self._tasks.values():
+            if not task.done():
+                task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+
+# The live run is handed to the graph's nodes through a context variable: asyncio copies it into every
+# node task, and no object (nor a key that a resumed checkpoint would carry stale) goes into state.
+_CURRENT_RUN: ContextVar[DagRun | None] = ContextVar("reso_current_dag_run", default=None)
+
+
+def current_run() -> DagRun:
+    run = _CURRENT_RUN.get()
+    if run is None:
+        raise RuntimeError("a task-DAG graph was invoked outside of a DagRun (use DagRun.execute)")
+    return run

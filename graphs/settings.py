@@ -1,0 +1,65 @@
+"""Run-time settings of a ReSo run: the LangGraph context schema.
+
+Every field has a default that runs offline on the embedded pool. Environment variables are never read
+here: callers (the CLI, Studio's assistant config, the Python API) pass settings explicitly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+ContextPolicy = Literal["parents", "ancestors", "all"]
+Mode = Literal["train", "test"]
+Schedule = Literal["eager", "waves"]
+
+
+@dataclass(kw_only=True, frozen=True)
+class ReSoSettings:
+    """How one question is planned, who may answer, how answers are judged, and the budgets."""
+
+    pool: str = field(default="", metadata={"description": "Pool YAML path; empty = the embedded offline pool."})
+    planner: str = field(default="auto", metadata={"description": "auto | structural | llm | given."})
+    planner_model: str = field(default="", metadata={"description": "Model spec for the LLM planner."})
+    k: int = field(default=2, metadata={"description": "Candidates answering each subtask."})
+    top_m: int = field(default=16, metadata={"description": "Agents retrieved from the profile index before UCB."})
+    selection: Literal["ucb", "random"] = field(
+        default="ucb", metadata={"description": "ucb (ReSo) or random (the paper's ablation)."}
+    )
+    ucb_variant: Literal["normalized", "paper"] = field(
+        default="normalized", metadata={"description": "UCB formula: cost-normalised (default) or the paper's."}
+    )
+    cost_weight: float = field(default=1.0, metadata={"description": "Weight of the cost penalty in UCB."})
+    scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
+    mode: Mode = field(default="test", metadata={"description": "train updates the DADB; test keeps it frozen."})
+    db: str = field(default="", metadata={"description": "DADB SQLite file; empty = in memory for this process."})
+    embedder: str = field(default="minilm", metadata={"description": "Embedder spec for profiles and subtasks."})
+    context_policy: ContextPolicy = field(
+        default="parents", metadata={"description": "Which earlier answers a subtask sees."}
+    )
+    schedule: Schedule = field(
+        default="eager",
+        metadata={"description": "eager: a subtask starts as soon as its parents finish; waves: LangGraph supersteps."},
+    )
+    review_plan: bool = field(default=False, metadata={"description": "Pause after planning so the plan can be edited."})
+    call_timeout_s: float = field(default=120.0, metadata={"description": "Time limit of one agent call."})
+    max_tokens: int | None = field(default=None, metadata={"description": "Token budget per question."})
+    max_usd: float | None = field(default=None, metadata={"description": "USD budget per question."})
+    max_seconds: float | None = field(default=None, metadata={"description": "Wall-time budget per question."})
+    seed: int = field(default=0, metadata={"description": "Seed for tie-breaks and random selection."})
+
+    def replace(self, **changes: Any) -> ReSoSettings:
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
+        return ReSoSettings(**{**asdict(self), **changes})
+
+    @classmethod
+    def coerce(cls, value: ReSoSettings | dict[str, Any] | None) -> ReSoSettings:
+        """Settings from an instance, a plain mapping (Studio sends JSON), or None (defaults)."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        return cls().replace(**{k: v for k, v in dict(value).items() if v is not None})

@@ -1,0 +1,130 @@
+"""One subtask, start to finish: prompt, coarse selection, concurrent candidates, CRM scoring, the kept
+answer and (in training mode) the DADB update.
+
+Failures stay local: a candidate that errors, times out or is refused by the budget is recorded with
+its error and left out of scoring; a subtask with no usable answer is marked failed and its dependants
+still run, told that this answer is unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from reso.agents.answers import AgentAnswer
+from reso.agents.invoke import call_agent
+from reso.agents.prompting import ContextAnswer, render_subtask_prompt
+from reso.graphs.budget import Budget
+from reso.graphs.records import CandidateRecord, StepRecord
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import Team
+from reso.reward.answers import check_answer, extract_answer
+from reso.reward.base import Score, ScoreItem
+
+ProgressWriter = Callable[[dict[str, Any]], None]
+
+
+def context_for(step_id: str, visible: Sequence[str], steps: Mapping[str, Mapping[str, Any]]) -> list[ContextAnswer]:
+    """The earlier answers subtask `step_id` is shown, in the order given by `visible`."""
+    context = []
+    for earlier_id in visible:
+        record = steps[earlier_id]
+        context.append(ContextAnswer(
+            id=earlier_id,
+            instruction=record["instruction"],
+            value=record.get("value"),
+            answer_text=record.get("answer", ""),
+            failed=record.get("status") != "done",
+        ))
+    return context
+
+
+async def _ask(team: Team, agent_id: str, prompt: str, budget: Budget, timeout_s: float) -> AgentAnswer:
+    agent = team.agent(agent_id)
+    refusal = budget.refusal(agent, prompt)
+    if refusal is not None:
+        return AgentAnswer(agent_id=agent_id, text="", error=f"BudgetExceeded: {refusal}")
+    answer = await call_agent(agent, team.models[agent_id], prompt, timeout_s=timeout_s)
+    budget.spend(answer.total_tokens, answer.cost_usd)
+    return answer
+
+
+def _reward(settings: ReSoSettings, answer: AgentAnswer, score: Score | None, reference: str | None) -> float:
+    """Training reward: the ground-truth rule when the reference is known, else the CRM's score."""
+    if not answer.ok:
+        return 0.0
+    if reference is not None:
+        return 1.0 if check_answer(answer.text, reference) else 0.0
+    return score.value if score is not None else 0.0
+
+
+async def run_subtask(
+    team: Team,
+    settings: ReSoSettings,
+    *,
+    step_id: str,
+    instruction: str,
+    depends_on: Sequence[str],
+    context: Sequence[ContextAnswer],
+    budget: Budget,
+    reference: str | None = None,
+    clock_origin: float | None = None,
+    write: ProgressWriter | None = None,
+) -> StepRecord:
+    """Answer one subtask with the team and return its record."""
+    origin = clock_origin if clock_origin is not None else time.monotonic()
+    started = time.monotonic() - origin
+    emit = write or (lambda event: None)
+    emit({"event": "subtask_started", "id": step_id})
+    prompt = render_subtask_prompt(instruction, context)
+    candidates = await asyncio.to_thread(team.selector.select, instruction, settings.k)
+    emit({"event": "candidates", "id": step_id,
+          "candidates": [{"agent": c.agent.id, "score": c.score} for c in candidates]})
+    answers = await asyncio.gather(
+        *(_ask(team, c.agent.id, prompt, budget, settings.call_timeout_s) for c in candidates)
+    )
+    usable = [i for i, answer in enumerate(answers) if answer.ok]
+    context_text = "\n".join(f"Answer[{c.id}] = {c.value}" for c in context)
+    scores: dict[int, Score] = {}
+    if usable:
+        items = [
+            ScoreItem(subtask=instruction, answer=answers[i].text, context=context_text,
+                      agent_id=candidates[i].agent.id, model=candidates[i].agent.model.spec,
+                      reputation=team.reputation(candidates[i].agent.id), group=step_id,
+                      domain=candidates[i].agent.domain)
+            for i in usable
+        ]
+        detailed = await asyncio.to_thread(team.scorer.score_detailed, items)
+        scores = dict(zip(usable, detailed, strict=True))
+    records = []
+    for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True)):
+        score = scores.get(i)
+        reward = _reward(settings, answer, score, reference) if settings.mode == "train" else None
+        if reward is not None:
+            team.selector.update(candidate.agent.id, reward, answer.cost_usd, answer.total_tokens,
+                                 domain=candidate.agent.domain)
+        records.append(CandidateRecord(
+            agent_id=candidate.agent.id, model=candidate.agent.model.spec, role=candidate.agent.role,
+            answer=answer.text, value=extract_answer(answer.text) if answer.ok else None,
+            score=score.value if score else None, score_reason=score.reason if score else None,
+            reward=reward, selection=dict(candidate.components),
+            input_tokens=answer.input_tokens, output_tokens=answer.output_tokens,
+            cost_usd=answer.cost_usd, latency_s=answer.latency_s, error=answer.error,
+        ))
+    # Best CRM score wins among answers with a final value; ties keep the coarse stage's order
+    # (candidates arrive best first).
+    best = max(usable, key=lambda i: (records[i].value is not None, scores[i].value, -i)) if usable else None
+    kept = records[best] if best is not None else None
+    record = StepRecord(
+        id=step_id, instruction=instruction, depends_on=list(depends_on),
+        status="done" if kept is not None and kept.value is not None else "failed",
+        agent=kept.agent_id if kept else None, answer=kept.answer if kept else "",
+        value=kept.value if kept else None, candidates=records,
+        started_s=started, finished_s=time.monotonic() - origin,
+        notes=[] if kept else ["no candidate produced a usable answer"],
+    )
+    emit({"event": "subtask_done", "id": step_id, "status": record.status, "agent": record.agent,
+          "value": record.value})
+    return record

@@ -1,0 +1,99 @@
+"""The team behind a run: pool, chat models, selector, CRM scorer and DADB, built once per settings.
+
+Building a team loads an embedder and a FAISS index, so teams are cached per process by the settings
+that shape them; a Python caller may also build one itself (with fake models, say) and pass it in.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+
+from reso.agents.pool import Pool, load_pool
+from reso.agents.profiles import Agent
+from reso.graphs.settings import ReSoSettings
+from reso.reward.base import Scorer
+
+
+class Selector(Protocol):
+    """What the engine needs of a selector (reso.agents.selector.UCBSelector, RandomSelector)."""
+
+    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None) -> list[Any]: ...
+
+    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
+               domain: str | None = None) -> None: ...
+
+
+@dataclass
+class Team:
+    """Everything that answers and judges: shared by all questions of a run."""
+
+    pool: Pool
+    models: Mapping[str, BaseChatModel]
+    selector: Selector
+    scorer: Scorer
+    dadb: Any = None
+    planner_model: BaseChatModel | None = None
+    reputations: dict[str, float] = field(default_factory=dict)
+
+    def agent(self, agent_id: str) -> Agent:
+        return self.pool.get(agent_id)
+
+    def reputation(self, agent_id: str) -> float | None:
+        """The agent's smoothed mean reward from the DADB (None when there is no DADB)."""
+        if self.dadb is None:
+            return None
+        stats = self.dadb.stats([agent_id]).get(agent_id)
+        visits = stats.visits if stats else 0
+        reward_sum = stats.reward_sum if stats else 0.0
+        return (reward_sum + 1.0) / (visits + 1.0)
+
+
+_CACHE: dict[tuple[Any, ...], Team] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _team_key(settings: ReSoSettings) -> tuple[Any, ...]:
+    return (settings.pool, settings.embedder, settings.db, settings.mode, settings.selection,
+            settings.ucb_variant, settings.cost_weight, settings.top_m, settings.k, settings.scorer,
+            settings.planner_model, settings.seed)
+
+
+def build_team(settings: ReSoSettings) -> Team:
+    """Load the pool and build models, selector, scorer and DADB for `settings` (not cached)."""
+    from reso.agents.dadb import DADB
+    from reso.agents.defaults import default_pool_path
+    from reso.agents.embeddings import load_embedder
+    from reso.agents.models import load_chat_model, models_for_pool
+    from reso.agents.selector import RandomSelector, SelectorConfig, UCBSelector
+    from reso.reward.registry import build_scorer
+
+    pool = load_pool(Path(settings.pool) if settings.pool else default_pool_path())
+    dadb = DADB(settings.db or None, mode=settings.mode)
+    if settings.selection == "random":
+        selector: Selector = RandomSelector(pool, dadb, config=SelectorConfig(k=settings.k, seed=settings.seed))
+    else:
+        config = SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.ucb_variant,
+                                cost_weight=settings.cost_weight, seed=settings.seed)
+        selector = UCBSelector(pool, dadb, load_embedder(settings.embedder), config)
+    planner_model = None
+    if settings.planner_model:
+        from reso.agents.profiles import ModelSpec
+
+        planner_model = load_chat_model(ModelSpec(spec=settings.planner_model))
+    return Team(pool=pool, models=models_for_pool(pool), selector=selector,
+                scorer=build_scorer(settings.scorer), dadb=dadb, planner_model=planner_model)
+
+
+def team_for(settings: ReSoSettings) -> Team:
+    """The cached team for `settings`, built on first use."""
+    key = _team_key(settings)
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = build_team(settings)
+        return _CACHE[key]
