@@ -8,6 +8,7 @@ import typer
 from reso.evals.bench.cli import app as bench_app
 from reso.evals.cli_crm import app as crm_app
 from reso.evals.cli_pool import app as pool_app
+from reso.evals.cli_synth import app as synth_app
 
 app = typer.Typer(
     name="reso",
@@ -18,3 +19,4 @@ app = typer.Typer(
 app.add_typer(pool_app, name="pool")
 app.add_typer(crm_app, name="crm")
 app.add_typer(bench_app, name="bench")
+app.add_typer(synth_app, name="synth")

@@ -53,7 +53,7 @@ def read_pool(items: Sequence[dict], *, where: str = "pool") -> list[PoolQuestio
     """
     questions = []
     for index, item in enumerate(items):
-        def fail(field: str, message: str) -> DatasetError:
+        def fail(field: str, message: str, index: int = index) -> DatasetError:
             return DatasetError(f"{where}: item {index}: field '{field}': {message}")
 
         if not isinstance(item, dict):
@@ -147,7 +147,7 @@ def product_of(values: Sequence[float | int | Fraction]) -> Fraction:
 
 
 def assemble_item(nodes: list[dict], order: list[int], parents: dict[int, list[int]], *,
-                  answer_number: str, final_value: float | int, subtask_answers: list, extra: dict,
+                  answer_number: str, final_value: float, subtask_answers: list, extra: dict,
                   units_note: bool) -> dict:
     """A release-format item from finished `node_info` entries (each with its text under `problem_UNK` or
     `problem_text_UNK`, and optionally an `edge_description` that moves to the item's list) and the DAG."""
@@ -180,7 +180,7 @@ def assemble_item(nodes: list[dict], order: list[int], parents: dict[int, list[i
 
 
 def synthesize_mas(pool_items: Sequence[dict], size: int, n: int, seed: int, *,
-                   id_prefix: str | None = None) -> list[dict]:
+                   id_prefix: str | None = None, where: str = "pool") -> list[dict]:
     """n composite items of `size` linked sub-questions, in the release's item format.
 
     Args:
@@ -189,13 +189,14 @@ def synthesize_mas(pool_items: Sequence[dict], size: int, n: int, seed: int, *,
         n: Number of items.
         seed: Seed of the whole draw; the same arguments give the same items.
         id_prefix: Item ids are `<id_prefix>-<i>` (default `mas<size>-s<seed>`).
+        where: How errors name the pool (its file).
 
     Raises:
         DatasetError: For a malformed pool item. ValueError: for an impossible size or n.
     """
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
-    pool = read_pool(pool_items)
+    pool = read_pool(pool_items, where=where)
     rng = random.Random(seed)
     groups = draw_groups(len(pool), size, n, rng)
     prefix = id_prefix or f"mas{size}-s{seed}"

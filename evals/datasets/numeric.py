@@ -29,7 +29,8 @@ def parse_exact(value: object) -> Fraction:
     if isinstance(value, Fraction):
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"expected a number, got {type(value).__name__}")
+        # A ValueError like every other unreadable number: callers report bad data, not a programming error.
+        raise ValueError(f"expected a number, got {type(value).__name__}")  # noqa: TRY004
     text = repr(value) if isinstance(value, float) else str(value)
     text = text.strip().replace(",", "")
     try:
@@ -41,7 +42,7 @@ def parse_exact(value: object) -> Fraction:
     return Fraction(number)
 
 
-def format_number(value: float | int | Fraction) -> str:
+def format_number(value: float | Fraction) -> str:
     """Shortest faithful text for a number: integers without ".0", exact decimals when the value has a
     terminating decimal expansion, otherwise the float's shortest repr."""
     if isinstance(value, float):

@@ -124,8 +124,8 @@ def _gsm8k_mas_entry(name: str, level: str, split: str) -> _Entry:
 
     def build(_root: Path | None) -> list[Problem]:
         from reso.agents.defaults import default_replay_path
-        from reso.evals.datasets.records import Record
         from reso.evals.datasets.loaders import release_problem
+        from reso.evals.datasets.records import Record
         from reso.evals.synth_gsm8k import build_gsm8k_mas
 
         items = build_gsm8k_mas(default_replay_path(), size=size, n=count, seed=GSM8K_MAS_SEED, split=split,

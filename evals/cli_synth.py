@@ -1,0 +1,114 @@
+"""`reso synth …`: build benchmarks in the ReSo release format and validate benchmark files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+app = typer.Typer(help="Synthesise multi-step benchmarks (MAS format, GSM8K-MAS) and validate them.",
+                  no_args_is_help=True)
+
+SizeOption = Annotated[int, typer.Option("--size", "-k", help="Sub-questions per item (3 / 5 / 7 = Easy / Medium / Hard).")]
+CountOption = Annotated[int, typer.Option("--n", "-n", help="Number of items.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the draw; same arguments, same items.")]
+OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output file: a JSON list, or JSON Lines if it ends in .jsonl.")]
+
+
+@app.command("mas")
+def mas(
+    pool: Annotated[Path, typer.Option("--pool", help="Sub-question pool (sub_questions/math_test.json or scibench.json format).")],
+    out: OutOption,
+    size: SizeOption = 3,
+    n: CountOption = 100,
+    seed: SeedOption = 0,
+    id_prefix: Annotated[str | None, typer.Option("--id-prefix", help="Item ids are <prefix>-<i>.")] = None,
+) -> None:
+    """Compose linked multi-step questions from a pool (random DAG, linked constants, product step)."""
+    from reso.evals.datasets import DatasetError
+    from reso.evals.datasets.records import read_records
+    from reso.evals.synth import synthesize_mas
+
+    try:
+        items = synthesize_mas([record.data for record in read_records(pool)], size, n, seed,
+                               id_prefix=id_prefix, where=str(pool))
+    except (DatasetError, ValueError) as error:
+        _fail(error)
+    _write(items, out)
+
+
+@app.command("gsm8k")
+def gsm8k(
+    out: OutOption,
+    replay: Annotated[Path | None, typer.Option("--replay", help="Replay JSONL (id, question, answer); the vendored file when omitted.")] = None,
+    size: SizeOption = 3,
+    n: CountOption = 100,
+    seed: SeedOption = 0,
+    split: Annotated[str, typer.Option("--split", help="train or test: the sides share no question.")] = "train",
+    test_fraction: Annotated[float, typer.Option("--test-fraction", help="Share of questions on the test side.")] = 0.2,
+    id_prefix: Annotated[str | None, typer.Option("--id-prefix", help="Item ids are <prefix>-<i>.")] = None,
+) -> None:
+    """Compose GSM8K-MAS items: k verbatim recorded GSM8K questions plus the product step, split by question."""
+    from reso.agents.defaults import default_replay_path
+    from reso.evals.datasets import DatasetError
+    from reso.evals.synth_gsm8k import build_gsm8k_mas
+
+    if split not in ("train", "test"):
+        _fail(f"--split must be 'train' or 'test', got {split!r}")
+    try:
+        items = build_gsm8k_mas(replay or default_replay_path(), size, n, seed, split,  # type: ignore[arg-type]
+                                test_fraction, id_prefix=id_prefix)
+    except (DatasetError, ValueError) as error:
+        _fail(error)
+    _write(items, out)
+
+
+@app.command("validate")
+def validate(
+    file: Annotated[Path, typer.Argument(help="A benchmark file in the release format (.json list or .jsonl).")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the counts and reasons as one JSON object.")] = False,
+) -> None:
+    """Recompute every item's answers from its DAG; print counts and reasons; exit 1 if any is invalid."""
+    import json
+
+    from reso.evals.datasets import DatasetError
+    from reso.evals.validate import validate_file
+
+    try:
+        reports = validate_file(file)
+    except DatasetError as error:
+        _fail(error)
+    invalid = [report for report in reports if not report.valid]
+    if json_output:
+        typer.echo(json.dumps({
+            "file": str(file), "items": len(reports), "valid": len(reports) - len(invalid), "invalid": len(invalid),
+            "reasons": {str(report.index): report.problems for report in invalid},
+        }, indent=2))
+    else:
+        for report in invalid:
+            for problem in report.problems:
+                typer.echo(f"{report.where}: {problem}")
+        typer.echo(f"{file}: {len(reports)} items, {len(reports) - len(invalid)} valid, {len(invalid)} invalid")
+    if invalid:
+        raise typer.Exit(1)
+
+
+def _write(items: list[dict], out: Path) -> None:
+    import json
+
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix in (".jsonl", ".ndjson"):
+            text = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
+        else:
+            text = json.dumps(items, ensure_ascii=False, indent=1) + "\n"
+        out.write_text(text, encoding="utf-8")
+    except OSError as error:
+        _fail(f"cannot write {out}: {error.strerror or error}")
+    typer.echo(f"wrote {len(items)} items to {out}")
+
+
+def _fail(error: object) -> NoReturn:
+    typer.echo(f"error: {error}", err=True)
+    raise typer.Exit(2)
