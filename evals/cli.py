@@ -7,7 +7,10 @@ import typer
 
 from reso.evals.bench.cli import app as bench_app
 from reso.evals.cli_crm import app as crm_app
+from reso.evals.cli_eval import eval_command
+from reso.evals.cli_plan import plan_command
 from reso.evals.cli_pool import app as pool_app
+from reso.evals.cli_solve import solve
 from reso.evals.cli_synth import app as synth_app
 
 app = typer.Typer(
@@ -20,3 +23,6 @@ app.add_typer(pool_app, name="pool")
 app.add_typer(crm_app, name="crm")
 app.add_typer(bench_app, name="bench")
 app.add_typer(synth_app, name="synth")
+app.command("solve")(solve)
+app.command("plan")(plan_command)
+app.command("eval")(eval_command)

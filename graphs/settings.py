@@ -31,6 +31,10 @@ class ReSoSettings:
     )
     cost_weight: float = field(default=1.0, metadata={"description": "Weight of the cost penalty in UCB."})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
+    scorer_sees_reference: bool = field(
+        default=False,
+        metadata={"description": "Hand ground truth to the scorer (the oracle baseline only; never for ReSo)."},
+    )
     mode: Mode = field(default="test", metadata={"description": "train updates the DADB; test keeps it frozen."})
     db: str = field(default="", metadata={"description": "DADB SQLite file; empty = in memory for this process."})
     embedder: str = field(default="minilm", metadata={"description": "Embedder spec for profiles and subtasks."})

@@ -93,7 +93,8 @@ async def run_subtask(
             ScoreItem(subtask=instruction, answer=answers[i].text, context=context_text,
                       agent_id=candidates[i].agent.id, model=candidates[i].agent.model.spec,
                       reputation=team.reputation(candidates[i].agent.id), group=step_id,
-                      domain=candidates[i].agent.domain)
+                      domain=candidates[i].agent.domain,
+                      reference=reference if settings.scorer_sees_reference else None)
             for i in usable
         ]
         detailed = await asyncio.to_thread(team.scorer.score_detailed, items)

@@ -69,7 +69,8 @@ def build_team(settings: ReSoSettings) -> Team:
     from reso.agents.dadb import DADB
     from reso.agents.defaults import default_pool_path
     from reso.agents.embeddings import load_embedder
-    from reso.agents.models import load_chat_model, models_for_pool
+    from reso.agents.invoke import models_for_pool
+    from reso.agents.models import load_chat_model
     from reso.agents.selector import RandomSelector, SelectorConfig, UCBSelector
     from reso.reward.registry import build_scorer
 

@@ -1,0 +1,74 @@
+"""`reso eval`: run one method over one dataset into an output folder (resumable)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def resolve_pool(pool: str | None, out: Path) -> str:
+    """A pool YAML path from `--pool`: a file, or `replay:FILE` (the default roster over FILE's models)."""
+    if not pool:
+        return ""
+    if pool.startswith("replay:"):
+        from reso.agents.replay_pool import write_replay_pool
+
+        return str(write_replay_pool(Path(pool.removeprefix("replay:")), out))
+    return pool
+
+
+def eval_command(
+    dataset: Annotated[str, typer.Option(help="Dataset name (see `reso datasets`) or file path.")],
+    out: Annotated[Path, typer.Option(help="Output folder; rerunning into it resumes.")],
+    method: Annotated[str, typer.Option(help="reso | random | oracle | single:AGENT | cot-sc:AGENT:N")] = "reso",
+    pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE.")] = None,
+    limit: Annotated[Optional[int], typer.Option(help="Only the first N items.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 8,
+    mode: Annotated[str, typer.Option(help="train (update the DADB, write CRM records) | test (frozen).")] = "test",
+    db: Annotated[Optional[Path], typer.Option(help="DADB file; default OUT/dadb.sqlite.")] = None,
+    scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
+    k: Annotated[Optional[int], typer.Option(help="Candidates per subtask.")] = None,
+    budget_usd: Annotated[Optional[float], typer.Option(help="Stop starting items past this total cost.")] = None,
+    max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.")] = None,
+    cache: Annotated[bool, typer.Option(help="Serve identical model calls from OUT/cache.sqlite.")] = True,
+    data_root: Annotated[Optional[Path], typer.Option(help="Folder holding reso-mas/ and gsm8k-replay/.")] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    """Evaluate METHOD on DATASET; writes results.jsonl, summary.json (and crm_records.jsonl in train mode)."""
+    import asyncio
+
+    from reso.agents.pool import PoolError
+    from reso.evals.datasets import DatasetError, load_dataset
+    from reso.evals.methods import MethodError, parse_method
+    from reso.evals.runner import EvalConfig, run_eval
+    from reso.evals.progress_bar import EvalProgress
+    from reso.graphs.settings import ReSoSettings
+    from reso.graphs.team import team_for
+
+    if mode not in ("train", "test"):
+        raise typer.BadParameter("--mode must be train or test")
+    try:
+        problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
+        settings = ReSoSettings().replace(
+            pool=resolve_pool(pool, out), seed=seed, mode=mode, db=str(db or out / "dadb.sqlite"),
+            **{key: value for key, value in {"scorer": scorer, "k": k, "max_usd": max_usd}.items()
+               if value is not None})
+        team = team_for(settings)
+        parsed = parse_method(method, team.pool)
+    except (DatasetError, PoolError, MethodError, ValueError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    if cache:
+        from reso.agents.cache import enable_response_cache
+
+        enable_response_cache(out / "cache.sqlite")
+    config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
+                        limit=limit, budget_usd=budget_usd)
+    with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar:
+        summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance))
+    typer.echo(json.dumps({key: summary[key] for key in
+                           ("dataset", "method", "mode", "n", "accuracy", "total_tokens", "cost_usd", "stopped")}))

@@ -1,0 +1,83 @@
+"""The results file of an evaluation: one JSON line per finished item, appended as it completes.
+
+A rerun with the same output folder reads what is there and skips those items, so a run killed at
+item 900 of 1,000 resumes at 901 and no item is ever written twice. A line cut short by a crash (the
+only way a line can be incomplete) is dropped on resume, and that item runs again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+
+class ResultsFile:
+    """Append-only JSONL of per-item results, keyed by item id."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.done: dict[str, dict[str, Any]] = {}
+        self.dropped_lines = 0
+        self._handle: TextIO | None = None
+        self._load()
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        kept: list[str] = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                self.dropped_lines += 1
+                continue
+            if not isinstance(row, dict) or "id" not in row or row["id"] in self.done:
+                self.dropped_lines += 1
+                continue
+            self.done[row["id"]] = row
+            kept.append(line)
+        if self.dropped_lines:
+            # Rewrite without the partial line atomically, so what was complete is never lost.
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+    def append(self, row: dict[str, Any]) -> None:
+        if row["id"] in self.done:
+            raise ValueError(f"item {row['id']!r} is already in {self.path}")
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("a", encoding="utf-8")
+        self._handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self.done[row["id"]] = row
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        return iter(self.done.values())
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> ResultsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def append_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Append rows to a JSONL file and flush them to disk."""
+    if not rows:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())

@@ -1,0 +1,184 @@
+"""Batch evaluation: one method over one dataset, concurrent, resumable, appended item by item.
+
+`DIR/results.jsonl` gets one line per finished item (answer, correctness, usage, every subtask and
+candidate); `DIR/summary.json` the totals with the settings, seed, command line and package versions;
+in training mode every line also carries its candidates as labelled CRM records, gathered into
+`DIR/crm_records.jsonl` at the end (the `{instruction, answer, label}` format `reso crm train` reads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from reso.evals.datasets import Problem
+from reso.evals.methods import Method
+from reso.evals.results import ResultsFile
+from reso.graphs.api import ReSo
+from reso.graphs.records import Result
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import Team
+from reso.reward.answers import answers_match, check_answer
+
+REL_TOL = 0.01
+PACKAGES = ("reso-langgraph", "langgraph", "langchain-core", "langchain-openai", "torch", "transformers",
+            "sentence-transformers", "faiss-cpu", "math-verify", "scikit-learn")
+
+
+@dataclass
+class EvalConfig:
+    """What to run and where to write it."""
+
+    dataset: str
+    method: Method
+    out: Path
+    settings: ReSoSettings
+    concurrency: int = 8
+    limit: int | None = None
+    budget_usd: float | None = None
+    command: list[str] = field(default_factory=lambda: list(sys.argv))
+
+
+def _planned(problem: Problem) -> dict[str, Any]:
+    """Solve arguments: the ground-truth plan when the dataset has one."""
+    return {"plan": problem.plan} if problem.plan else {}
+
+
+def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
+    """Every candidate of every subtask with a known reference, labelled right (1) or wrong (0)."""
+    references = problem.subtask_answers or {}
+    records = []
+    for step in result.steps:
+        reference = references.get(step.id)
+        if reference is None:
+            continue
+        context = "\n".join(f"Answer[{parent}] = {next((s.value for s in result.steps if s.id == parent), None)}"
+                            for parent in step.depends_on)
+        for candidate in step.candidates:
+            if candidate.error:
+                continue
+            records.append({
+                "instruction": step.instruction, "answer": candidate.answer,
+                "label": int(check_answer(candidate.answer, reference, rel_tol=REL_TOL)),
+                "context": context, "agent_id": candidate.agent_id, "model": candidate.model,
+                "question_id": f"{problem.id}/{step.id}", "reference": reference,
+            })
+    return records
+
+
+def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]:
+    """The results.jsonl line of one item."""
+    references = problem.subtask_answers or {}
+    row = {
+        "id": problem.id,
+        "reference": problem.answer,
+        "answer": result.answer,
+        "correct": answers_match(result.answer, problem.answer, rel_tol=REL_TOL),
+        "status": result.status,
+        "usage": result.usage.to_json(),
+        "latency_s": result.latency_s,
+        "steps": [
+            {"id": step.id, "agent": step.agent, "value": step.value, "status": step.status,
+             "reference": references.get(step.id),
+             "correct": (answers_match(step.value, references[step.id], rel_tol=REL_TOL)
+                         if step.id in references else None),
+             "domain": (problem.meta.get("step_domains") or {}).get(step.id),
+             "candidates": [c.model_dump(exclude={"answer"}) for c in step.candidates]}
+            for step in result.steps
+        ],
+        "notes": result.notes,
+    }
+    if mode == "train":
+        row["crm_records"] = crm_records(problem, result)
+    return row
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
+              stopped: str | None) -> dict[str, Any]:
+    n = len(rows)
+    correct = sum(1 for row in rows if row["correct"])
+    tokens = sum(row["usage"]["total_tokens"] for row in rows)
+    cost = sum(row["usage"]["cost_usd"] for row in rows)
+    return {
+        "dataset": config.dataset,
+        "method": config.method.name,
+        "mode": config.settings.mode,
+        "n": n,
+        "correct": correct,
+        "accuracy": correct / n if n else 0.0,
+        "total_tokens": tokens,
+        "tokens_per_item": tokens / n if n else 0.0,
+        "cost_usd": cost,
+        "cost_per_item_usd": cost / n if n else 0.0,
+        "latency_s": sum(row["latency_s"] for row in rows) / n if n else 0.0,
+        "wall_s": wall_s,
+        "failed_items": sum(1 for row in rows if row["status"] != "done"),
+        "stopped": stopped,
+        "seed": config.settings.seed,
+        "settings": {k: v for k, v in vars(config.settings).items()},
+        "command": config.command,
+        "versions": _versions(),
+    }
+
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
+                   progress: ProgressCallback | None = None) -> dict[str, Any]:
+    """Run `config.method` on `problems` (skipping those already in the results file); returns the summary."""
+    config.out.mkdir(parents=True, exist_ok=True)
+    settings = config.settings.replace(**config.method.overrides)
+    final_texts = {step["instruction"] for p in problems if p.plan for step in p.plan if step["id"] == "final"}
+    reso = ReSo(settings, team=config.method.adapt(team, final_texts))
+    started = time.monotonic()
+    stopped: str | None = None
+    with ResultsFile(config.out / "results.jsonl") as results:
+        todo = [p for p in problems if p.id not in results.done]
+        semaphore = asyncio.Semaphore(max(1, config.concurrency))
+        lock = asyncio.Lock()
+        spent = sum(row["usage"]["cost_usd"] for row in results.rows())
+
+        async def one(problem: Problem) -> None:
+            nonlocal spent, stopped
+            async with semaphore:
+                if config.budget_usd is not None and spent >= config.budget_usd:
+                    stopped = stopped or f"run budget of ${config.budget_usd:g} reached"
+                    return
+                references = dict(problem.subtask_answers or {}) if settings.mode == "train" else None
+                result = await reso.asolve(problem.question, references=references, **_planned(problem))
+                row = result_row(problem, result, mode=settings.mode)
+                async with lock:
+                    results.append(row)
+                    spent += row["usage"]["cost_usd"]
+                if progress is not None:
+                    progress(row)
+
+        await asyncio.gather(*(one(problem) for problem in todo))
+        rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
+    summary = summarise(config, rows, time.monotonic() - started, stopped)
+    (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    if settings.mode == "train":
+        with (config.out / "crm_records.jsonl").open("w", encoding="utf-8") as handle:
+            for row in rows:
+                for record in row.get("crm_records", []):
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return summary

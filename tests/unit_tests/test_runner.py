@@ -1,0 +1,140 @@
+"""Batch evaluation: results appended per item, resume without loss or duplicates, summary fields,
+training records, and the baselines' agent pinning."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from reso.evals.datasets import Problem
+from reso.evals.methods import MethodError, parse_method
+from reso.evals.runner import EvalConfig, run_eval
+from reso.graphs.settings import ReSoSettings
+from tests.engine_fakes import ScriptedAnswerer, scripted_team
+
+
+def _problem(index: int, right: bool = True) -> Problem:
+    a, b = index + 2, 3
+    plan = [
+        {"id": "0", "instruction": f"Q{index} part A", "depends_on": []},
+        {"id": "1", "instruction": f"Q{index} part B", "depends_on": ["0"]},
+        {"id": "final", "instruction": "Please calculate the value of Answer[0]*Answer[1].",
+         "depends_on": ["0", "1"]},
+    ]
+    return Problem(id=f"p{index}", question=f"question {index}", answer=str(a * b), plan=plan,
+                   subtask_answers={"0": str(a), "1": str(b), "final": str(a * b)})
+
+
+def _answers(problems, wrong_ids=()):
+    answers = {}
+    for p in problems:
+        a = int(p.subtask_answers["0"])
+        index = p.id.removeprefix("p")
+        answers[f"Q{index} part A"] = f"\\boxed{{{a + (1 if p.id in wrong_ids else 0)}}}"
+        answers[f"Q{index} part B"] = "\\boxed{3}"
+    return answers
+
+
+def _team(problems, wrong_ids=()):
+    strong = ScriptedAnswerer(answers=_answers(problems, wrong_ids), calls=[])
+    weak = ScriptedAnswerer(answers=_answers(problems, [p.id for p in problems]), calls=[])
+
+    def choose(subtask: str) -> list[str]:
+        return ["calc"] if subtask.startswith("Please calculate") else ["strong", "weak"]
+
+    return scripted_team({"strong": strong, "weak": weak}, choose), strong
+
+
+def _run(tmp_path: Path, problems, method="reso", mode="test", team=None, **kwargs):
+    team = team or _team(problems)[0]
+    config = EvalConfig(dataset="unit", method=parse_method(method, team.pool), out=tmp_path,
+                        settings=ReSoSettings(mode=mode), concurrency=4, command=["reso", "eval"], **kwargs)
+    return asyncio.run(run_eval(config, problems, team))
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_results_summary_and_accuracy(tmp_path):
+    problems = [_problem(i) for i in range(6)]
+    team, _ = _team(problems, wrong_ids=["p1"])
+    summary = _run(tmp_path, problems, team=team)
+    rows = _lines(tmp_path / "results.jsonl")
+    assert sorted(row["id"] for row in rows) == [f"p{i}" for i in range(6)]
+    assert {row["id"]: row["correct"] for row in rows}["p1"] is False
+    assert summary["n"] == 6 and summary["correct"] == 5
+    assert summary["accuracy"] == pytest.approx(5 / 6)
+    for key in ("dataset", "method", "n", "accuracy", "total_tokens", "cost_usd", "latency_s", "seed",
+                "command", "versions"):
+        assert key in summary
+    assert summary["command"] == ["reso", "eval"] and "langgraph" in summary["versions"]
+    assert json.loads((tmp_path / "summary.json").read_text())["accuracy"] == summary["accuracy"]
+
+
+def test_rerun_resumes_without_duplicates_and_drops_a_torn_line(tmp_path):
+    problems = [_problem(i) for i in range(8)]
+    team, strong = _team(problems)
+    _run(tmp_path, problems[:3], team=team)
+    results = tmp_path / "results.jsonl"
+    with results.open("a") as handle:
+        handle.write('{"id": "p3", "answer": "1')  # a crash mid-write
+    calls_before = len(strong.calls)
+    summary = _run(tmp_path, problems, team=team)
+    rows = _lines(results)
+    assert sorted(row["id"] for row in rows) == [f"p{i}" for i in range(8)]
+    assert summary["n"] == 8
+    # Only the five unfinished items were asked again (two sub-questions each).
+    assert len(strong.calls) - calls_before == 5 * 2
+
+
+def test_train_mode_writes_labelled_crm_records(tmp_path):
+    problems = [_problem(i) for i in range(3)]
+    _run(tmp_path, problems, mode="train")
+    records = _lines(tmp_path / "crm_records.jsonl")
+    by_agent = {}
+    for record in records:
+        assert set(record) >= {"instruction", "answer", "label", "model", "question_id", "reference"}
+        by_agent.setdefault(record["agent_id"], []).append(record["label"])
+    # strong is always right; weak is right on part B only; the calculator is right on every product.
+    assert by_agent["strong"] == [1] * 6
+    assert sorted(by_agent["weak"]) == [0, 0, 0, 1, 1, 1]
+    assert by_agent["calc"] == [1, 1, 1]
+
+
+def test_single_agent_baseline_pins_the_agent_and_the_exact_tool(tmp_path):
+    problems = [_problem(i) for i in range(2)]
+    _run(tmp_path, problems, method="single:weak")
+    rows = _lines(tmp_path / "results.jsonl")
+    for row in rows:
+        agents = {step["id"]: step["agent"] for step in row["steps"]}
+        assert agents == {"0": "weak", "1": "weak", "final": "calc"}
+        assert row["correct"] is False
+
+
+def test_oracle_picks_a_right_candidate_when_any_is_right(tmp_path):
+    problems = [_problem(i) for i in range(3)]
+    team, _ = _team(problems, wrong_ids=["p0", "p1", "p2"])  # strong wrong on part A; weak wrong too
+    summary = _run(tmp_path, problems, method="oracle", team=team)
+    assert summary["accuracy"] == 0.0
+    summary = _run(tmp_path / "again", problems, method="oracle")
+    assert summary["accuracy"] == 1.0
+
+
+def test_run_budget_stops_starting_items(tmp_path):
+    problems = [_problem(i) for i in range(6)]
+    summary = _run(tmp_path, problems, budget_usd=1e-9)
+    assert summary["stopped"] and "budget" in summary["stopped"]
+    assert summary["n"] < 6
+
+
+def test_unknown_methods_are_refused():
+    team, _ = _team([_problem(0)])
+    with pytest.raises(MethodError, match="unknown method"):
+        parse_method("best-of-both", team.pool)
+    with pytest.raises(MethodError, match="no agent"):
+        parse_method("single:nobody", team.pool)
+    assert parse_method("cot-sc:strong:5", team.pool).samples == 5
