@@ -70,5 +70,9 @@ def eval_command(
                         limit=limit, budget_usd=budget_usd)
     with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar:
         summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance))
+    from reso.evals.report import write_run_report, write_sweep_report
+
+    write_run_report(out)
+    write_sweep_report(out.parent)
     typer.echo(json.dumps({key: summary[key] for key in
                            ("dataset", "method", "mode", "n", "accuracy", "total_tokens", "cost_usd", "stopped")}))

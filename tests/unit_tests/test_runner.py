@@ -138,3 +138,21 @@ def test_unknown_methods_are_refused():
     with pytest.raises(MethodError, match="no agent"):
         parse_method("single:nobody", team.pool)
     assert parse_method("cot-sc:strong:5", team.pool).samples == 5
+
+
+def test_reports_for_a_run_and_a_sweep(tmp_path):
+    from reso.evals.report import agent_choices, write_run_report, write_sweep_report
+
+    problems = [_problem(i) for i in range(4)]
+    _run(tmp_path / "train", problems, mode="train")
+    _run(tmp_path / "single", problems, method="single:weak")
+    train_report = write_run_report(tmp_path / "train").read_text()
+    assert "reso on unit (train)" in train_report and "learning_curve.png" in train_report
+    assert (tmp_path / "train" / "agents_heatmap.png").stat().st_size > 0
+    assert (tmp_path / "train" / "learning_curve.png").stat().st_size > 0
+    rows = [json.loads(line) for line in (tmp_path / "single" / "results.jsonl").read_text().splitlines()]
+    assert agent_choices(rows) == {"sub-question": {"weak": 8}, "integration": {"calc": 4}}
+    sweep = write_sweep_report(tmp_path).read_text()
+    assert "| single | single:weak | unit | test | 4 | 0.0% |" in sweep
+    assert "| train | reso | unit | train | 4 | 100.0% |" in sweep
+    assert (tmp_path / "accuracy_vs_cost.png").exists()
