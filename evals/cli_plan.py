@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -43,7 +43,7 @@ def _read_question(question: str | None, file: str | None) -> str:
     else:
         text = source
     if not text.strip():
-        where = "standard input" if source == "-" else (f"file {file}" if file is not None else "the argument")
+        where = "standard input" if source == "-" else f"file {file}" if file is not None else "the argument"
         raise _InputError(f"the question in {where} is empty")
     return text.strip()
 
@@ -55,19 +55,16 @@ def _load_model(spec: str) -> BaseChatModel:
     from reso.agents.profiles import ModelSpec
 
     try:
-        from reso.agents.models import load_chat_model
-    except ImportError as error:
-        raise _InputError(f"cannot load --model {spec!r}: the model loader is unavailable ({error})") from None
-
-    try:
         model_spec = ModelSpec(spec=spec)
     except ValidationError:
         raise _InputError(f"--model {spec!r} is not a model spec of the form PROVIDER:MODEL") from None
+    from reso.agents.models import load_chat_model
+
     try:
         return load_chat_model(model_spec)
-    except (ValueError, ImportError) as error:
+    except Exception as error:  # noqa: BLE001 - any loading failure (provider SDKs raise their own) is config
         first_line = (str(error).splitlines() or [""])[0]
-        raise _InputError(f"cannot load --model {spec!r}: {first_line}") from None
+        raise _InputError(f"cannot load --model {spec!r}: {type(error).__name__}: {first_line}") from None
 
 
 def _print_table(dag: TaskDAG, planner: str) -> None:
@@ -92,12 +89,13 @@ def _print_table(dag: TaskDAG, planner: str) -> None:
 
 
 def plan_command(
-    question: Annotated[Optional[str], typer.Argument(help="The question; '-' reads standard input.")] = None,
+    question: Annotated[str | None, typer.Argument(help="The question; '-' reads standard input.")] = None,
     planner: Annotated[str, typer.Option("--planner", "-p", help="auto | structural | llm.")] = "auto",
-    model: Annotated[Optional[str], typer.Option(
-        "--model", help="Chat model of the LLM planner, as PROVIDER:MODEL (e.g. openai:gpt-4o-mini).")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print only {\"plan\": [...]} as JSON.")] = False,
-    file: Annotated[Optional[str], typer.Option(
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Chat model of the LLM planner, as PROVIDER:MODEL (e.g. openai:gpt-4o-mini).",
+    )] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print only the plan, as JSON.")] = False,
+    file: Annotated[str | None, typer.Option(
         "--file", "-f", help="Read the question from a file ('-' for standard input).")] = None,
 ) -> None:
     """Print the plan (task DAG) for QUESTION without running any agent."""

@@ -112,7 +112,7 @@ class TaskDAG(BaseModel):
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def node(self, id: str) -> TaskNode:  # noqa: A002 - the interface's name
+    def node(self, id: str) -> TaskNode:
         """The step with this id.
 
         Raises:
@@ -123,16 +123,16 @@ class TaskDAG(BaseModel):
         except KeyError:
             raise KeyError(f"no step with id {id!r} in this plan") from None
 
-    def parents(self, id: str) -> list[str]:  # noqa: A002
+    def parents(self, id: str) -> list[str]:
         """Ids of the steps `id` depends on directly, in its `depends_on` order."""
         return list(self.node(id).depends_on)
 
-    def children(self, id: str) -> list[str]:  # noqa: A002
+    def children(self, id: str) -> list[str]:
         """Ids of the steps that depend directly on `id`, in list order."""
         self.node(id)
         return list(self._children[id])
 
-    def ancestors(self, id: str) -> list[str]:  # noqa: A002
+    def ancestors(self, id: str) -> list[str]:
         """Ids of every step `id` depends on, directly or not, in topological order."""
         seen: set[str] = set()
         stack = list(self.node(id).depends_on)
@@ -143,7 +143,7 @@ class TaskDAG(BaseModel):
                 stack.extend(self.nodes[self._index[current]].depends_on)
         return [step for step in self._order if step in seen]
 
-    def descendants(self, id: str) -> list[str]:  # noqa: A002
+    def descendants(self, id: str) -> list[str]:
         """Ids of every step that depends on `id`, directly or not, in topological order."""
         seen: set[str] = set()
         stack = self.children(id)

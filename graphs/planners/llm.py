@@ -169,7 +169,9 @@ class _Attempts:
     def model_failed(self, error: Exception) -> None:
         self.attempts += 1
         first_line = (str(error).splitlines() or [""])[0][:200]
-        self.errors.append(f"attempt {self.attempts}: the model call failed: {type(error).__name__}: {first_line}")
+        self.errors.append(
+            f"attempt {self.attempts}: the model call failed: {type(error).__name__}: {first_line}"
+        )
 
     def interpret(self, output: Any) -> None:
         self.attempts += 1
@@ -211,14 +213,17 @@ class _Attempts:
 
 
 def _steps_from_output(output: Any, raw: Any) -> list[dict[str, Any]]:
-    """The steps in a model's answer: the parsed structured output, else JSON found in the text."""
+    """The steps in a model's answer: the parsed structured output, else the tool call's arguments (validated
+    here so that the error reads like any other), else JSON found in the text."""
     if isinstance(output, dict) and isinstance(output.get("parsed"), Plan):
         return [step.model_dump() for step in output["parsed"].steps]
-    text = raw.text if isinstance(raw, BaseMessage) else str(raw)
-    if not text.strip() and isinstance(output, dict) and output.get("parsing_error") is not None:
-        raise ValueError(f"the structured output could not be read: {output['parsing_error']}")
-    data = _json_in_text(text)
+    if isinstance(raw, AIMessage) and raw.tool_calls:
+        data: Any = raw.tool_calls[0].get("args", {})
+    else:
+        data = _json_in_text(raw.text if isinstance(raw, BaseMessage) else str(raw))
     if isinstance(data, dict):
+        if "steps" not in data and "plan" not in data:
+            raise ValueError("the JSON object has no 'steps' list")
         data = data.get("steps", data.get("plan"))
     plan = Plan.model_validate({"steps": data})
     return [step.model_dump() for step in plan.steps]
@@ -233,12 +238,14 @@ def _json_in_text(text: str) -> Any:
     candidates = [match.group(1) for match in _FENCED.finditer(text)] + [text]
     decoder = json.JSONDecoder()
     for candidate in candidates:
-        for start, char in enumerate(candidate):
-            if char in "{[":
-                try:
-                    return decoder.raw_decode(candidate, start)[0]
-                except json.JSONDecodeError:
-                    continue
+        # Only the first bracket: starting later could pick up one step out of a truncated plan.
+        start = next((i for i, char in enumerate(candidate) if char in "{["), None)
+        if start is None:
+            continue
+        try:
+            return decoder.raw_decode(candidate, start)[0]
+        except json.JSONDecodeError:
+            continue
     raise ValueError("the answer contains no complete JSON object with the plan's steps")
 
 

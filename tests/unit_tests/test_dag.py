@@ -104,7 +104,8 @@ def test_several_unused_steps_join_the_last_one() -> None:
     [
         ([], "at least one step"),
         ([step("a"), step("a")], "'a' used by more than one step"),
-        ([step("a", "b"), step("b", "a"), step("c", "a")], "cycle: 'a' needs 'b' needs 'a'|cycle: 'b' needs 'a' needs 'b'"),
+        ([step("a", "b"), step("b", "a"), step("c", "a")],
+         "cycle: ('a' needs 'b' needs 'a'|'b' needs 'a' needs 'b')"),
         ([{"id": "a", "instruction": "   "}], "step 'a' has no instruction"),
         ([{"instruction": "x"}], "step 1 has no id"),
         (["just text"], "step 1 is a str"),

@@ -32,10 +32,10 @@ ITEM = {
     ),
     "gt_plan": repr([
         "Divide $942.0!$ by $15^n$.. The answer is recorded as Answer[1]\n",
-        "A sum is UNK_0(a constant calculated by adding the sum of Answer[1] to the number (-218.00). ). "
-        "What is it?. The answer is recorded as Answer[0]\n",
-        "Let a = UNK_2(a constant calculated by adding the sum of Answer[1] to the number (-137.00). ),\n"
-        "find n.. The answer is recorded as Answer[2]\n",
+        ("A sum is UNK_0(a constant calculated by adding the sum of Answer[1] to the number (-218.00). ). "
+         "What is it?. The answer is recorded as Answer[0]\n"),
+        ("Let a = UNK_2(a constant calculated by adding the sum of Answer[1] to the number (-137.00). ),\n"
+         "find n.. The answer is recorded as Answer[2]\n"),
         "Please calculate the value of Answer[0]*Answer[1]*Answer[2].",
     ]),
 }

@@ -108,10 +108,10 @@ def test_an_answer_the_final_step_ignores_is_joined_to_it() -> None:
     [
         ("What is 2 + 2?", "not in the MAS benchmark format"),
         ("A.. The answer is recorded as Answer[0]\n\nThanks.", "no final step"),
-        ("A.. The answer is recorded as Answer[0]\n\nB.. The answer is recorded as Answer[0]\n\n"
-         "Please calculate Answer[0].", "'0' used by more than one step"),
-        ("A Answer[1].. The answer is recorded as Answer[0]\n\nB Answer[0].. The answer is recorded as "
-         "Answer[1]\n\nPlease calculate Answer[0]*Answer[1].", "cycle"),
+        (("A.. The answer is recorded as Answer[0]\n\nB.. The answer is recorded as Answer[0]\n\n"
+          "Please calculate Answer[0]."), "'0' used by more than one step"),
+        (("A Answer[1].. The answer is recorded as Answer[0]\n\nB Answer[0].. The answer is recorded as "
+          "Answer[1]\n\nPlease calculate Answer[0]*Answer[1]."), "cycle"),
     ],
 )
 def test_unreadable_texts_raise_plan_errors(text: str, message: str) -> None:
@@ -139,7 +139,8 @@ def test_recovers_the_exact_dag_of_every_released_item(shared_data: Path, name: 
     planner = StructuralPlanner()
     checked = 0
     for index, item in enumerate(items):
-        expected = {str(node): sorted(str(p) for p in info["in_edges"]) for node, info in item["node_info"].items()}
+        expected = {str(node): sorted(str(p) for p in info["in_edges"])
+                    for node, info in item["node_info"].items()}
         children = {str(parent): sorted(str(c) for c in kids) for parent, kids in item["dag"].items()}
         for field in ("problem_text", "problem_text_sort"):
             where = f"{name} item {index} {field}"
