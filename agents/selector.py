@@ -1,0 +1,229 @@
+"""The two-stage agent selector: FAISS retrieval of M agents, then the UCB score on those M, top k returned.
+
+Coarse stage, per subtask: embed the subtask text (batched, cached by text), take the `top_m` agents whose
+profiles are most similar (`ProfileIndex`), score them with the UCB formula of `reso.agents.scoring`
+using statistics from the DADB (mirrored in memory by `StatsCache`), and return the `k` best as
+`Candidate`s carrying every score component. Ties are broken by a tiny seeded random draw. The fine stage
+(`run_fine_stage`) runs those candidates and keeps the best-scored answer; `update` feeds each candidate's
+reward and cost back to the DADB (a no-op in test mode).
+
+`RandomSelector` is the paper's random-selection ablation with the same interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from reso.agents.dadb import DADB
+from reso.agents.embeddings import Embedder
+from reso.agents.fine_stage import run_fine_stage
+from reso.agents.index import ProfileIndex, index_path_for_db, profile_index_for_pool
+from reso.agents.pool import Pool
+from reso.agents.profiles import Agent
+from reso.agents.scoring import COMPONENTS, ucb_components
+from reso.agents.stats_cache import StatsCache
+
+__all__ = ["Candidate", "RandomSelector", "SelectorConfig", "UCBSelector", "run_fine_stage"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An agent chosen by the coarse stage, with its score and every term that made it up."""
+
+    agent: Agent
+    score: float
+    components: dict[str, float]
+
+
+def _doc(text: str) -> dict[str, str]:
+    return {"description": text}
+
+
+@dataclass(kw_only=True)
+class SelectorConfig:
+    """Weights and sizes of the coarse stage (see `reso.agents.scoring` for the formula)."""
+
+    top_m: int = field(default=16, metadata=_doc("Agents retrieved by profile similarity before UCB scoring."))
+    k: int = field(default=2, metadata=_doc("Candidates returned per subtask (the fine stage runs them)."))
+    w_sim: float = field(default=0.6, metadata=_doc("Weight of the cosine similarity (S_sim = w_sim * cos)."))
+    w_rep: float = field(default=2.0, metadata=_doc("Weight of the smoothed mean reward (S_rep = w_rep * R)."))
+    cost_weight: float = field(default=1.0, metadata=_doc(
+        "Largest cost penalty, paid by the dearest candidate ('normalized' variant only)."))
+    exploration_c: float = field(default=0.3, metadata=_doc("UCB exploration constant c; 0 gives greedy."))
+    gate_slope: float = field(default=10.0, metadata=_doc("Slope of the similarity gate sigmoid."))
+    gate_threshold: float = field(default=0.4, metadata=_doc("S_sim at which the similarity gate is 0.5."))
+    variant: Literal["normalized", "paper"] = field(default="normalized", metadata=_doc(
+        "'normalized': cost relative to the candidates' dearest; 'paper': the release's ln(1 + mean cost)."))
+    seed: int | None = field(default=None, metadata=_doc("Seed of the tie-breaking jitter."))
+    per_domain: bool = field(default=False, metadata=_doc(
+        "Score with (agent, domain) statistics when a subtask's domain label is given."))
+    cost_ref_usd: float = field(default=0.0, metadata=_doc(
+        "Absolute cost per call that earns the full penalty when the candidates are all cheaper; 0: relative."))
+    prior_input_tokens: int = field(default=1000, metadata=_doc(
+        "Input tokens of the pseudo-call at list price that seeds each agent's expected cost."))
+    prior_output_tokens: int = field(default=500, metadata=_doc("Output tokens of that pseudo-call."))
+
+    def __post_init__(self) -> None:
+        if self.top_m < 1 or self.k < 1:
+            raise ValueError(f"top_m and k must be >= 1, got top_m={self.top_m}, k={self.k}")
+        if self.variant not in ("normalized", "paper"):
+            raise ValueError(f"variant must be 'normalized' or 'paper', got {self.variant!r}")
+        for name in ("cost_weight", "exploration_c", "cost_ref_usd", "prior_input_tokens", "prior_output_tokens"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+
+class UCBSelector:
+    """FAISS top-M retrieval followed by the vectorised UCB score; the paper's coarse stage, made scalable."""
+
+    def __init__(
+        self,
+        pool: Pool | Sequence[Agent],
+        dadb: DADB,
+        embedder: Embedder,
+        config: SelectorConfig | None = None,
+        index: ProfileIndex | None = None,
+    ) -> None:
+        """Args:
+        pool: The agents.
+        dadb: Statistics store; its mode decides whether `update` writes.
+        embedder: Embeds subtasks (and the profiles, when no index is given).
+        config: Weights; `SelectorConfig()` by default.
+        index: A prebuilt profile index in pool order. When None, the index is built from the pool and,
+            for a DADB file, cached next to it as `<db>.faiss` (rebuilt when the pool changes).
+        """
+        self.pool = pool
+        self.agents = list(pool)
+        self.dadb = dadb
+        self.embedder = embedder
+        self.config = config or SelectorConfig()
+        if index is None:
+            cache = index_path_for_db(dadb.path) if dadb.path is not None else None
+            index = profile_index_for_pool(self.agents, embedder, cache)
+        ids = [agent.id for agent in self.agents]
+        if index.agent_ids != ids:
+            raise ValueError("the profile index does not match the pool (different agent ids or order)")
+        self.index = index
+        self._position = {agent_id: i for i, agent_id in enumerate(ids)}
+        cfg = self.config
+        self._prior_cost = np.array(
+            [a.cost_usd(cfg.prior_input_tokens, cfg.prior_output_tokens) for a in self.agents], dtype=np.float64
+        )
+        self.stats = StatsCache(dadb, ids)
+        self._rng = np.random.default_rng(cfg.seed)
+
+    def select(
+        self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
+    ) -> list[Candidate]:
+        """The k best agents for one subtask text, best first, with their score components."""
+        return self.select_vector(self.embedder.embed([subtask])[0], k, domain=domain, exclude=exclude)
+
+    def select_many(
+        self, subtasks: Sequence[str], k: int | None = None, *, domains: Sequence[str | None] | None = None
+    ) -> list[list[Candidate]]:
+        """`select` for several subtasks with one embedding call and one batched FAISS search."""
+        if not subtasks:
+            return []
+        labels = list(domains) if domains is not None else [None] * len(subtasks)
+        if len(labels) != len(subtasks):
+            raise ValueError(f"{len(labels)} domains for {len(subtasks)} subtasks")
+        k = k or self.config.k
+        sims, positions = self.index.search_positions(self.embedder.embed(list(subtasks)), self._m(k, ()))
+        return [self._rank(s, p, k, d, ()) for s, p, d in zip(sims, positions, labels, strict=True)]
+
+    def select_vector(
+        self, query: np.ndarray, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
+    ) -> list[Candidate]:
+        """`select` from a precomputed query embedding (benchmarks, or callers with their own embeddings)."""
+        k = k or self.config.k
+        sims, positions = self.index.search_positions(np.asarray(query).reshape(1, -1), self._m(k, exclude))
+        return self._rank(sims[0], positions[0], k, domain, exclude)
+
+    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *, domain: str | None = None) -> None:
+        """Record a candidate's reward and cost in the DADB (nothing is written in test mode)."""
+        self.stats.record(agent_id, reward, cost_usd, tokens, domain)
+
+    def _m(self, k: int, exclude: Collection[str]) -> int:
+        return min(len(self.agents), max(self.config.top_m, k) + len(exclude))
+
+    def _rank(
+        self, sims: np.ndarray, positions: np.ndarray, k: int, domain: str | None, exclude: Collection[str]
+    ) -> list[Candidate]:
+        keep = positions >= 0
+        if exclude:
+            banned = np.array([self._position[a] for a in exclude if a in self._position], dtype=np.int64)
+            keep &= ~np.isin(positions, banned)
+        m = max(self.config.top_m, k)
+        sims, positions = sims[keep][:m], positions[keep][:m]
+        if positions.size == 0:
+            return []
+        table = self.stats.table(domain if self.config.per_domain else None)
+        parts = ucb_components(
+            sims, table.visits[positions], table.reward_sum[positions], table.cost_sum[positions],
+            self._prior_cost[positions], table.total_visits, self.config,
+        )
+        jitter = self._rng.random(positions.size)
+        order = np.lexsort((jitter, -parts["score"]))[:k]
+        return [
+            Candidate(
+                agent=self.agents[positions[i]],
+                score=float(parts["score"][i]),
+                components={name: float(parts[name][i]) for name in COMPONENTS},
+            )
+            for i in order
+        ]
+
+
+class RandomSelector:
+    """Uniformly random k agents per subtask (the paper's ablation); same interface as `UCBSelector`."""
+
+    def __init__(
+        self,
+        pool: Pool | Sequence[Agent],
+        dadb: DADB | None = None,
+        embedder: Embedder | None = None,
+        config: SelectorConfig | None = None,
+        index: ProfileIndex | None = None,
+    ) -> None:
+        self.pool = pool
+        self.agents = list(pool)
+        self.dadb = dadb
+        self.embedder = embedder
+        self.config = config or SelectorConfig()
+        self.index = index
+        self._rng = np.random.default_rng(self.config.seed)
+
+    def select(
+        self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
+    ) -> list[Candidate]:
+        """k distinct agents drawn uniformly (the subtask text and domain are ignored)."""
+        allowed = [i for i, agent in enumerate(self.agents) if agent.id not in exclude] if exclude else None
+        size = len(allowed) if allowed is not None else len(self.agents)
+        count = min(k or self.config.k, size)
+        if count == 0:
+            return []
+        draw = self._rng.choice(size, size=count, replace=False)
+        picks = [allowed[i] for i in draw] if allowed is not None else [int(i) for i in draw]
+        return [
+            Candidate(agent=self.agents[p], score=0.0, components={"random_rank": float(rank)})
+            for rank, p in enumerate(picks)
+        ]
+
+    def select_many(
+        self, subtasks: Sequence[str], k: int | None = None, *, domains: Sequence[str | None] | None = None
+    ) -> list[list[Candidate]]:
+        return [self.select(subtask, k) for subtask in subtasks]
+
+    def select_vector(
+        self, query: np.ndarray, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
+    ) -> list[Candidate]:
+        return self.select("", k, domain=domain, exclude=exclude)
+
+    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *, domain: str | None = None) -> None:
+        """Record the reward in the DADB too, so a random run still leaves statistics behind."""
+        if self.dadb is not None:
+            self.dadb.record(agent_id, reward, cost_usd, tokens, domain)
