@@ -65,3 +65,13 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
     split = runner.invoke(app, ["synth", "gsm8k", "--split", "dev", "--out", str(tmp_path / "x.json")])
     assert split.exit_code == 2 and split.stderr.strip() == "error: --split must be 'train' or 'test', got 'dev'"
     assert not (tmp_path / "x.json").exists()
+
+
+def test_synthesised_files_load_as_datasets(tmp_path: Path) -> None:
+    from reso.evals.datasets import load_dataset
+
+    out = tmp_path / "easy.json"
+    assert runner.invoke(app, ["synth", "gsm8k", "--n", "3", "--seed", "2", "--out", str(out)]).exit_code == 0
+    problems = load_dataset(str(out))
+    assert [p.id for p in problems] == ["gsm8k-mas3-train-s2-0", "gsm8k-mas3-train-s2-1", "gsm8k-mas3-train-s2-2"]
+    assert all(len(p.plan) == 4 and p.meta["synth"]["split"] == "train" for p in problems)
