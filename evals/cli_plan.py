@@ -74,8 +74,10 @@ def _print_table(dag: TaskDAG, planner: str) -> None:
 
     waves = dag.levels()
     wave_of = {step: i for i, wave in enumerate(waves) for step in wave}
-    table = Table(title=f"plan: {len(dag)} steps in {len(waves)} waves, final step {dag.final_id!r}, "
-                        f"planner {planner}", show_lines=True)
+    steps = f"{len(dag)} step{'s' if len(dag) != 1 else ''}"
+    in_waves = f"{len(waves)} wave{'s' if len(waves) != 1 else ''}"
+    table = Table(title=f"plan: {steps} in {in_waves}, final step {dag.final_id!r}, planner {planner}",
+                  show_lines=True)
     table.add_column("id", no_wrap=True)
     table.add_column("wave", justify="right")
     table.add_column("depends on")

@@ -49,19 +49,24 @@ class TaskDAG(BaseModel):
     _index: dict[str, int] = PrivateAttr(default_factory=dict)
     _children: dict[str, list[str]] = PrivateAttr(default_factory=dict)
     _order: list[str] = PrivateAttr(default_factory=list)
+    _levels: list[list[str]] = PrivateAttr(default_factory=list)
+    _ancestors: dict[str, list[str]] = PrivateAttr(default_factory=dict)
     _repair_notes: list[str] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
     def _validate_graph(self) -> TaskDAG:
-        check_steps([node.model_dump() for node in self.nodes])
-        self._index = {node.id: i for i, node in enumerate(self.nodes)}
-        self._children = {node.id: [] for node in self.nodes}
+        check_steps([{"id": n.id, "instruction": n.instruction, "depends_on": n.depends_on} for n in self.nodes])
+        # Locals first: pydantic's private-attribute access is slow enough to matter per question.
+        index = {node.id: i for i, node in enumerate(self.nodes)}
+        children: dict[str, list[str]] = {node.id: [] for node in self.nodes}
         for node in self.nodes:
             for dep in node.depends_on:
-                self._children[dep].append(node.id)
-        for kids in self._children.values():
-            kids.sort(key=self._index.__getitem__)
-        self._order = self._stable_topological_order()
+                children[dep].append(node.id)
+        for kids in children.values():
+            kids.sort(key=index.__getitem__)
+        order = _stable_topological_order(self.nodes, index, children)
+        self._index, self._children, self._order = index, children, order
+        self._levels = _waves(self.nodes, index, order)
         return self
 
     # -- construction -------------------------------------------------------------------------------
@@ -134,14 +139,17 @@ class TaskDAG(BaseModel):
 
     def ancestors(self, id: str) -> list[str]:
         """Ids of every step `id` depends on, directly or not, in topological order."""
-        seen: set[str] = set()
-        stack = list(self.node(id).depends_on)
-        while stack:
-            current = stack.pop()
-            if current not in seen:
-                seen.add(current)
-                stack.extend(self.nodes[self._index[current]].depends_on)
-        return [step for step in self._order if step in seen]
+        cached = self._ancestors.get(id)
+        if cached is None:
+            seen: set[str] = set()
+            stack = list(self.node(id).depends_on)
+            while stack:
+                current = stack.pop()
+                if current not in seen:
+                    seen.add(current)
+                    stack.extend(self.nodes[self._index[current]].depends_on)
+            cached = self._ancestors[id] = [step for step in self._order if step in seen]
+        return list(cached)
 
     def descendants(self, id: str) -> list[str]:
         """Ids of every step that depends on `id`, directly or not, in topological order."""
@@ -163,14 +171,7 @@ class TaskDAG(BaseModel):
 
     def levels(self) -> list[list[str]]:
         """Waves of steps that can run together: a step sits one wave after its latest dependency."""
-        depth: dict[str, int] = {}
-        for step in self._order:
-            parents = self.nodes[self._index[step]].depends_on
-            depth[step] = 1 + max((depth[p] for p in parents), default=-1)
-        waves: list[list[str]] = [[] for _ in range(max(depth.values()) + 1)]
-        for step in self.ids:
-            waves[depth[step]].append(step)
-        return waves
+        return [list(wave) for wave in self._levels]
 
     def critical_path(self, durations: Mapping[str, float]) -> float:
         """The longest chain of durations through the DAG: the least wall time with unlimited parallelism.
@@ -197,20 +198,32 @@ class TaskDAG(BaseModel):
             for node in self.nodes
         ]
 
-    def _stable_topological_order(self) -> list[str]:
-        # Kahn's algorithm with a heap keyed by list position: graphlib offers no tie-breaking order.
-        remaining = {node.id: len(node.depends_on) for node in self.nodes}
-        ready = [i for i, node in enumerate(self.nodes) if not node.depends_on]
-        heapq.heapify(ready)
-        order: list[str] = []
-        while ready:
-            step = self.nodes[heapq.heappop(ready)].id
-            order.append(step)
-            for child in self._children[step]:
-                remaining[child] -= 1
-                if remaining[child] == 0:
-                    heapq.heappush(ready, self._index[child])
-        return order
+
+def _stable_topological_order(nodes: list[TaskNode], index: dict[str, int],
+                              children: dict[str, list[str]]) -> list[str]:
+    # Kahn's algorithm with a heap keyed by list position: graphlib offers no tie-breaking order.
+    remaining = {node.id: len(node.depends_on) for node in nodes}
+    ready = [i for i, node in enumerate(nodes) if not node.depends_on]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        step = nodes[heapq.heappop(ready)].id
+        order.append(step)
+        for child in children[step]:
+            remaining[child] -= 1
+            if remaining[child] == 0:
+                heapq.heappush(ready, index[child])
+    return order
+
+
+def _waves(nodes: list[TaskNode], index: dict[str, int], order: list[str]) -> list[list[str]]:
+    depth: dict[str, int] = {}
+    for step in order:
+        depth[step] = 1 + max((depth[p] for p in nodes[index[step]].depends_on), default=-1)
+    waves: list[list[str]] = [[] for _ in range(max(depth.values()) + 1)]
+    for node in nodes:
+        waves[depth[node.id]].append(node.id)
+    return waves
 
 
 def normalise_steps(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -78,6 +78,16 @@ def test_table_shows_steps_waves_and_raw_instruction_text() -> None:
     assert out.index("Compute $942.0 / 2$") < out.index("Find \\[n^2\\]"), "rows follow topological order"
 
 
+def test_the_root_app_serves_reso_plan() -> None:
+    from reso.evals.cli import app
+
+    result = CliRunner().invoke(app, ["plan", "-", "--json"], input=PLAIN)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["plan"][0]["instruction"] == PLAIN
+    table = CliRunner().invoke(app, ["plan", PLAIN], env={"COLUMNS": "200"})
+    assert "1 step in 1 wave," in table.stdout
+
+
 def test_llm_planner_with_a_model(monkeypatch: pytest.MonkeyPatch) -> None:
     model = ScriptedChatModel(script=[
         "not json",
