@@ -136,6 +136,38 @@ class JudgeScorer(Scorer):
         return {"max_concurrency": self.max_concurrency, "run_name": "reso-judge"}
 
 
+def load_judge(
+    model_spec: str | None = None,
+    *,
+    chat_model: BaseChatModel | None = None,
+    mode: JudgeMode = "auto",
+    max_concurrency: int = 8,
+    top_logprobs: int = 5,
+    system_prompt: str = JUDGE_SYSTEM_PROMPT,
+    max_answer_chars: int = 12_000,
+) -> JudgeScorer:
+    """Build a judge from a model spec ("openai:gpt-4o-mini", "replay:…", …) or a ready chat model.
+
+    This is the registry's factory for "judge:<model spec>" (a ready model comes in as the `chat_model`
+    dependency); the spec goes through the agents layer's `load_chat_model`, so API keys come from the
+    environment variables the spec names.
+    """
+    if model_spec:
+        from reso.agents.models import load_chat_model
+
+        chat_model = load_chat_model(model_spec)
+    if chat_model is None:
+        raise ValueError("the judge needs a model: write 'judge:<provider:model>' or pass chat_model=")
+    return JudgeScorer(
+        chat_model,
+        mode=mode,
+        max_concurrency=max_concurrency,
+        top_logprobs=top_logprobs,
+        system_prompt=system_prompt,
+        max_answer_chars=max_answer_chars,
+    )
+
+
 def read_verdict(reply: Any) -> Score:
     """Turn one judge reply (message, structured result or exception) into a Score.
 
