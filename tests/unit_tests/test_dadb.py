@@ -1,0 +1,109 @@
+"""DADB: exact counts under concurrent processes, WAL, frozen test mode, per-domain rows, JSON round trip."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+
+import pytest
+
+from reso.agents.dadb import DADB, AgentStats
+
+
+def _hammer(path: str, worker: int, updates: int) -> None:
+    with DADB(path) as db:
+        for i in range(updates):
+            db.record(f"agent-{i % 3}", reward=(worker + i) % 2, cost_usd=0.001, tokens=10,
+                      domain="math" if i % 2 else None)
+
+
+def test_four_processes_lose_no_update(tmp_path) -> None:
+    path = str(tmp_path / "dadb.sqlite")
+    DADB(path).close()
+    context = mp.get_context("spawn")
+    workers = [context.Process(target=_hammer, args=(path, w, 500)) for w in range(4)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(timeout=120)
+        assert process.exitcode == 0
+    with DADB(path) as db:
+        assert db.journal_mode == "wal"
+        stats = db.stats()
+        assert db.total_visits() == 2000
+        assert {a: s.visits for a, s in stats.items()} == {"agent-0": 668, "agent-1": 668, "agent-2": 664}
+        assert sum(s.token_sum for s in stats.values()) == 20_000
+        assert sum(s.reward_sum for s in stats.values()) == 1000
+        assert db.total_visits("math") == 1000
+        assert sum(s.cost_sum for s in stats.values()) == pytest.approx(2.0)
+
+
+def test_record_accumulates_sums_and_domain_rows() -> None:
+    db = DADB()
+    assert db.record("a", 1.0, 0.01, 100, domain="math")
+    assert db.record("a", 0.5, 0.03, 300)
+    total = db.stats(["a", "never"])
+    assert total["a"].visits == 2 and total["a"].reward_sum == 1.5 and total["a"].reward_sq_sum == 1.25
+    assert total["a"].mean_reward == 0.75 and total["a"].mean_cost == pytest.approx(0.02)
+    assert total["a"].token_sum == 400 and total["a"].reward_variance == pytest.approx(0.0625)
+    assert total["never"] == AgentStats("never") and total["never"].smoothed_reward == 1.0
+    math_stats = db.stats(domain="math")
+    assert list(math_stats) == ["a"] and math_stats["a"].visits == 1 and math_stats["a"].domain == "math"
+    assert db.domains() == ["math"] and db.total_visits("math") == 1 and db.total_visits() == 2
+
+
+def test_test_mode_is_frozen(tmp_path) -> None:
+    path = tmp_path / "frozen.sqlite"
+    with DADB(path) as db:
+        db.record("a", 1.0, 0.0, 1)
+    with DADB(path, mode="test") as frozen:
+        assert frozen.mode == "test"
+        assert frozen.record("a", 0.0, 0.0, 1) is False
+        assert frozen.stats()["a"].visits == 1
+    live = DADB()
+    live.freeze()
+    assert live.mode == "test" and not live.record("b", 1.0, 0.0, 1) and live.total_visits() == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(("a", float("nan"), 0.0, 1), "finite"), (("a", 1.0, -1.0, 1), "cost_usd"), (("a", 1.0, 0.0, -2), "tokens"),
+     (("", 1.0, 0.0, 1), "agent_id"), (("a", 1.0, 0.0, 1, ""), "domain")],
+)
+def test_bad_updates_are_rejected(args, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        DADB().record(*args)
+
+
+def test_export_import_round_trips_exactly(tmp_path) -> None:
+    source = DADB(tmp_path / "a.sqlite")
+    source.record("x", 0.1, 0.000123, 7, domain="chem")
+    source.record("x", 0.7, 1e-7, 3)
+    source.record("y", 1 / 3, 0.3, 11)
+    source.export_json(tmp_path / "dump.json")
+    target = DADB(mode="test")
+    assert target.import_json(tmp_path / "dump.json") == 3
+    assert target.all_stats() == source.all_stats()
+    target.export_json(tmp_path / "again.json")
+    assert json.loads((tmp_path / "again.json").read_text()) == json.loads((tmp_path / "dump.json").read_text())
+
+
+def test_import_rejects_other_files(tmp_path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"stats": []}')
+    with pytest.raises(ValueError, match="not a DADB export"):
+        DADB().import_json(bad)
+    bad.write_text('{"format": "reso-dadb", "stats": [{"agent_id": "a", "colour": 1}]}')
+    with pytest.raises(ValueError, match=r"stats\[0\]"):
+        DADB().import_json(bad)
+
+
+def test_version_moves_on_own_and_foreign_writes(tmp_path) -> None:
+    path = tmp_path / "v.sqlite"
+    reader, writer = DADB(path), DADB(path)
+    start = reader.version
+    writer.record("a", 1.0, 0.0, 1)
+    assert reader.version != start
+    now = reader.version
+    reader.record("a", 1.0, 0.0, 1)
+    assert reader.version == (now[0] + 1, now[1])

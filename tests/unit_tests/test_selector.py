@@ -1,0 +1,222 @@
+"""Two-stage selector: UCB components against hand-computed values, cost handling, updates, fine stage."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import numpy as np
+import pytest
+
+from reso.agents.dadb import DADB
+from reso.agents.embeddings import load_embedder
+from reso.agents.index import ProfileIndex
+from reso.agents.pool import pool_from_dict
+from reso.agents.scoring import paper_score
+from reso.agents.selector import RandomSelector, SelectorConfig, UCBSelector, run_fine_stage
+
+HASH = load_embedder("hash:64")
+
+
+def _pool(prices: dict[str, float]):
+    return pool_from_dict({"agents": [
+        {"id": agent_id, "model": {"spec": f"openai:{agent_id}", "price_in": p, "price_out": 2 * p},
+         "role": agent_id, "profile": f"expert {agent_id}"}
+        for agent_id, p in prices.items()
+    ]})
+
+
+def _selector(prices, vectors, dadb=None, **config) -> UCBSelector:
+    pool = _pool(prices)
+    index = ProfileIndex.build(pool.ids, np.asarray(vectors, dtype=np.float32))
+    return UCBSelector(pool, dadb or DADB(), HASH, SelectorConfig(seed=0, **config), index=index)
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
+@pytest.fixture
+def tiny_db() -> DADB:
+    db = DADB()
+    db.record("a", 1.0, 0.02, 10)
+    db.record("a", 0.0, 0.02, 10)
+    db.record("b", 1.0, 0.001, 10)
+    return db
+
+
+def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
+    selector = _selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, variant="paper", k=2)
+    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]))}
+    a = by_id["a"]
+    assert a["similarity"] == pytest.approx(1.0) and a["s_sim"] == pytest.approx(0.6)
+    assert a["reputation"] == pytest.approx(2 / 3) and a["s_rep"] == pytest.approx(4 / 3)
+    assert a["cost_penalty"] == pytest.approx(math.log(1.02))
+    assert a["base"] == pytest.approx((4 / 3 - math.log(1.02) + 0.6) / 2)
+    assert a["exploration"] == pytest.approx(0.3 * math.sqrt(math.log(3 + 1.01) / 2))
+    assert a["gate"] == pytest.approx(_sigmoid(10 * (0.6 - 0.4)))
+    assert a["score"] == pytest.approx((a["base"] + a["exploration"]) * a["gate"])
+    b = by_id["b"]
+    assert b["s_sim"] == pytest.approx(0.36) and b["reputation"] == pytest.approx(1.0)
+    assert b["cost_penalty"] == pytest.approx(math.log(1.001))
+    assert b["score"] == pytest.approx(
+        ((2.0 - math.log(1.001) + 0.36) / 2 + 0.3 * math.sqrt(math.log(4.01) / 1)) * _sigmoid(10 * (0.36 - 0.4))
+    )
+    assert a["score"] == pytest.approx(paper_score(1.0, 2, 1.0, 0.04, 3))
+    assert b["score"] == pytest.approx(paper_score(0.6, 1, 1.0, 0.001, 3))
+
+
+def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
+    selector = _selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2)
+    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]))}
+    prior_a = (1000 * 10.0 + 500 * 20.0) / 1e6   # one pseudo-call at list price: 0.02 USD
+    prior_b = (1000 * 1.0 + 500 * 2.0) / 1e6     # 0.002 USD
+    cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
+    assert by_id["a"]["mean_cost"] == pytest.approx(cost_a) and by_id["b"]["mean_cost"] == pytest.approx(cost_b)
+    assert by_id["a"]["cost_penalty"] == pytest.approx(1.0)
+    assert by_id["b"]["cost_penalty"] == pytest.approx(cost_b / cost_a)
+    base_b = (2.0 - cost_b / cost_a + 0.36) / 2
+    assert by_id["b"]["base"] == pytest.approx(base_b)
+    assert by_id["b"]["score"] == pytest.approx((base_b + 0.3 * math.sqrt(math.log(4.01))) * _sigmoid(-0.4))
+    heavier = _selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, cost_weight=0.5)
+    assert {c.agent.id: c.components["cost_penalty"] for c in heavier.select_vector(np.array([1.0, 0, 0]))} == \
+        pytest.approx({"a": 0.5, "b": 0.5 * cost_b / cost_a})
+
+
+def _trained(rewards: dict[str, tuple[int, float]], prices: dict[str, float]) -> DADB:
+    db = DADB()
+    for agent_id, (visits, mean) in rewards.items():
+        per_call = (1000 * prices[agent_id] + 500 * 2 * prices[agent_id]) / 1e6
+        for i in range(visits):
+            db.record(agent_id, 1.0 if i < round(mean * visits) else 0.0, per_call, 1500)
+    return db
+
+
+def test_cheaper_agent_wins_at_equal_reputation_and_similarity() -> None:
+    prices = {"dear": 10.0, "cheap": 0.5}
+    db = _trained({"dear": (50, 0.8), "cheap": (50, 0.8)}, prices)
+    same = [[1, 0], [1, 0]]
+    for variant in ("normalized", "paper"):
+        best = _selector(prices, same, db, k=1, variant=variant).select_vector(np.array([1.0, 0]))[0]
+        assert best.agent.id == "cheap", variant
+
+
+def test_clearly_better_agent_still_beats_a_cheap_poor_one() -> None:
+    prices = {"dear": 10.0, "cheap": 0.5}
+    db = _trained({"dear": (50, 0.9), "cheap": (50, 0.3)}, prices)
+    best = _selector(prices, [[1, 0], [1, 0]], db, k=1).select_vector(np.array([1.0, 0]))[0]
+    assert best.agent.id == "dear"
+
+
+def test_cost_matters_in_normalized_but_not_in_paper_variant() -> None:
+    prices = {"dear": 10.0, "cheap": 0.5}
+    db = _trained({"dear": (100, 0.82), "cheap": (100, 0.78)}, prices)
+    pick = {v: _selector(prices, [[1, 0], [1, 0]], db, k=1, variant=v).select_vector(np.array([1.0, 0]))[0].agent.id
+            for v in ("normalized", "paper")}
+    assert pick == {"normalized": "cheap", "paper": "dear"}
+
+
+def test_unvisited_agents_get_the_optimistic_prior_and_are_tried_first() -> None:
+    db = _trained({"a": (20, 0.9)}, {"a": 1.0})
+    selector = _selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], db, k=2)
+    first, second = selector.select_vector(np.array([1.0, 0]))
+    assert first.agent.id == "b" and first.components["reputation"] == 1.0 and first.components["visits"] == 0
+    assert first.components["exploration"] > 100 and second.agent.id == "a"
+
+
+def test_select_returns_k_best_with_components_and_honours_exclude() -> None:
+    prices = {f"x{i}": 1.0 for i in range(6)}
+    vectors = np.eye(6)
+    selector = _selector(prices, vectors, top_m=4, k=3)
+    query = np.array([0.9, 0.8, 0.7, 0.1, 0.0, 0.0])
+    picked = selector.select_vector(query)
+    assert [c.agent.id for c in picked] == ["x0", "x1", "x2"]
+    assert all(set(c.components) >= {"similarity", "s_sim", "reputation", "s_rep", "cost_penalty", "base",
+                                      "exploration", "gate", "score"} for c in picked)
+    assert [c.score for c in picked] == sorted((c.score for c in picked), reverse=True)
+    assert [c.agent.id for c in selector.select_vector(query, 2, exclude={"x0"})] == ["x1", "x2"]
+
+
+def test_ties_are_broken_reproducibly_by_the_seed() -> None:
+    prices = {f"t{i}": 1.0 for i in range(8)}
+    same = np.ones((8, 2))
+    picks = [[c.agent.id for c in _selector(prices, same, k=8).select_vector(np.ones(2))] for _ in range(2)]
+    assert picks[0] == picks[1] and sorted(picks[0]) == sorted(prices)
+
+
+def test_select_many_matches_select_and_uses_text_embeddings() -> None:
+    pool = _pool({"algebra": 1.0, "geometry": 1.0, "chemistry": 1.0})
+    selector = UCBSelector(pool, DADB(), HASH, SelectorConfig(seed=3, k=1))
+    texts = ["expert algebra equations", "expert chemistry reactions"]
+    batched = selector.select_many(texts)
+    assert [[c.agent.id for c in row] for row in batched] == [["algebra"], ["chemistry"]]
+    assert [c.agent.id for c in selector.select(texts[0])] == ["algebra"]
+
+
+def test_update_writes_through_and_keeps_the_cache_without_reloading(tmp_path) -> None:
+    db = DADB(tmp_path / "db.sqlite")
+    selector = _selector({"a": 1.0, "b": 1.0}, [[1, 0], [0, 1]], db, k=2, per_domain=True)
+    selector.select_vector(np.array([1.0, 0]))
+    selector.select_vector(np.array([1.0, 0]), domain="math")
+    reloads = selector.stats.reloads
+    selector.update("a", 1.0, 0.01, 100, domain="math")
+    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="math")}
+    assert selector.stats.reloads == reloads and by_id["a"]["visits"] == 1 and db.stats()["a"].visits == 1
+    other = DADB(tmp_path / "db.sqlite")
+    other.record("b", 0.0, 0.0, 5, domain="chem")
+    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]))}
+    assert selector.stats.reloads == reloads + 1 and by_id["b"]["visits"] == 1
+    chem = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="chem")}
+    assert chem["a"]["visits"] == 0 and chem["b"]["visits"] == 1
+
+
+def test_selector_keeps_its_index_next_to_the_dadb_file(tmp_path) -> None:
+    db = DADB(tmp_path / "stats.sqlite")
+    UCBSelector(_pool({"a": 1.0, "b": 2.0}), db, HASH)
+    assert (tmp_path / "stats.sqlite.faiss").is_file()
+
+
+def test_frozen_dadb_is_not_updated() -> None:
+    db = DADB(mode="test")
+    selector = _selector({"a": 1.0}, [[1.0]], db, k=1)
+    selector.update("a", 1.0, 0.1, 10)
+    assert db.total_visits() == 0 and selector.select_vector(np.array([1.0]))[0].components["visits"] == 0
+
+
+def test_random_selector_draws_distinct_agents_reproducibly() -> None:
+    pool = _pool({f"r{i}": 1.0 for i in range(10)})
+    first = [c.agent.id for c in RandomSelector(pool, config=SelectorConfig(seed=7, k=4)).select("anything")]
+    again = [c.agent.id for c in RandomSelector(pool, config=SelectorConfig(seed=7, k=4)).select("other")]
+    assert first == again and len(set(first)) == 4
+    excluded = RandomSelector(pool, config=SelectorConfig(seed=1)).select("x", 9, exclude={"r0"})
+    assert len(excluded) == 9 and "r0" not in {c.agent.id for c in excluded}
+
+
+def test_config_rejects_bad_values() -> None:
+    with pytest.raises(ValueError, match="variant"):
+        SelectorConfig(variant="fancy")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="top_m"):
+        SelectorConfig(top_m=0)
+
+
+async def test_fine_stage_runs_candidates_concurrently_and_picks_the_best() -> None:
+    started: list[str] = []
+    both_started = asyncio.Event()
+
+    async def answer(name: str) -> str:
+        started.append(name)
+        if len(started) == 3:
+            both_started.set()
+        await asyncio.wait_for(both_started.wait(), timeout=5)
+        return f"answer of {name}"
+
+    answers, scores, best = await run_fine_stage(["x", "y", "z"], answer, lambda a: [0.2, 0.9, 0.9])
+    assert answers == ["answer of x", "answer of y", "answer of z"] and scores == [0.2, 0.9, 0.9] and best == 1
+
+    async def async_scores(items):
+        return [len(item) for item in items]
+
+    _, scores, best = await run_fine_stage(["a", "bbb"], lambda c: asyncio.sleep(0, c), async_scores)
+    assert scores == [1.0, 3.0] and best == 1
+    with pytest.raises(ValueError, match="2 answers"):
+        await run_fine_stage(["a", "b"], lambda c: asyncio.sleep(0, c), lambda a: [1.0])
