@@ -1,0 +1,45 @@
+"""A persistent response cache, so that an identical rerun is served without calling any model.
+
+It is LangChain's own LLM cache (`langchain_community.cache.SQLiteCache`, installed process-wide with
+`set_llm_cache`): every chat model that leaves its `cache` field at the default consults it. The key is
+the exact message list plus the model's identifying parameters (model name, temperature, endpoint; never
+the API key, which LangChain serialises as a secret reference). A cached reply keeps its original
+`usage_metadata`, so a rerun reports the same tokens and cost as the run it repeats.
+
+Models built with `cache=False` bypass it: use that for samplers whose repeated calls must differ.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.caches import BaseCache
+from langchain_core.globals import get_llm_cache, set_llm_cache
+
+
+def enable_response_cache(path: str | Path) -> BaseCache:
+    """Serve repeated identical chat-model calls from an SQLite file (created when missing).
+
+    Args:
+        path: The cache database file; its folder is created if needed.
+
+    Returns:
+        The installed cache (also available from `langchain_core.globals.get_llm_cache()`).
+    """
+    from langchain_community.cache import SQLiteCache
+
+    target = Path(path).expanduser().resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    cache = SQLiteCache(database_path=str(target))
+    set_llm_cache(cache)
+    return cache
+
+
+def disable_response_cache() -> None:
+    """Stop serving calls from the process-wide response cache."""
+    set_llm_cache(None)
+
+
+def response_cache() -> BaseCache | None:
+    """The process-wide response cache in use, if any."""
+    return get_llm_cache()

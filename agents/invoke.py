@@ -1,0 +1,134 @@
+"""Calling an agent: one chat-model call turned into an `AgentAnswer` with tokens, cost and latency.
+
+Every failure (a timeout, an HTTP error, a replay agent without a recording, a tool that declines) comes
+back as an `AgentAnswer` whose `error` is one short line, so that one failing candidate never brings down
+a subtask. Error lines are scrubbed of API keys before they leave this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from reso.agents.answers import AgentAnswer
+from reso.agents.models import load_chat_model
+from reso.agents.profiles import Agent, ModelSpec
+
+MAX_ERROR_CHARS = 300
+
+# Shapes of credentials that must never reach a log line even when we do not know the variable.
+_SECRET_PATTERNS = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-.=]+"),
+    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"),
+)
+
+
+def _known_secrets(agent: Agent) -> list[str]:
+    names = {agent.model.api_key_env} if agent.model.api_key_env else set()
+    names |= {name for name in os.environ if name.endswith(("_API_KEY", "_TOKEN", "_SECRET"))}
+    return [value for name in names if len(value := os.environ.get(name, "")) >= 4]
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """Replace known secret values and key-shaped strings in `text` with `***`."""
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.re.groups else "") + "***", text)
+    return text
+
+
+def error_line(error: BaseException, agent: Agent | None = None) -> str:
+    """`<ExceptionType>: <first line of the message>`, shortened and scrubbed of secrets."""
+    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if not message and isinstance(error, TimeoutError):
+        message = "no answer in time"
+    line = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    line = redact(line, _known_secrets(agent) if agent else ())
+    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 1] + "…"
+
+
+def token_usage(message: AIMessage) -> tuple[int, int]:
+    """(input, output) tokens of a reply: `usage_metadata`, else the provider's `token_usage` metadata."""
+    if message.usage_metadata:
+        return int(message.usage_metadata.get("input_tokens", 0)), int(message.usage_metadata.get("output_tokens", 0))
+    raw: Mapping[str, Any] = message.response_metadata.get("token_usage") or message.response_metadata.get("usage") or {}
+    input_tokens = raw.get("prompt_tokens", raw.get("input_tokens", 0)) or 0
+    output_tokens = raw.get("completion_tokens", raw.get("output_tokens", 0)) or 0
+    return int(input_tokens), int(output_tokens)
+
+
+async def call_agent(
+    agent: Agent,
+    model: BaseChatModel,
+    prompt: str,
+    *,
+    timeout_s: float | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> AgentAnswer:
+    """Ask one agent one subtask prompt and record the answer, its tokens, cost and latency.
+
+    Args:
+        agent: The agent (its system prompt and prices are used).
+        model: The agent's loaded chat model.
+        prompt: The full subtask prompt (the human message).
+        timeout_s: Give up after this many seconds (the answer then carries a `TimeoutError`).
+        config: Optional LangChain run config (callbacks, tags, metadata) passed to `ainvoke`.
+
+    Returns:
+        The answer; never raises for a failed call: `error` is set and `text` is empty instead.
+    """
+    messages = [SystemMessage(agent.system_prompt), HumanMessage(prompt)]
+    run_config = {"metadata": {"agent_id": agent.id}, **(config or {})}
+    start = time.perf_counter()
+    try:
+        call = model.ainvoke(messages, config=run_config)  # type: ignore[arg-type]
+        response = await (asyncio.wait_for(call, timeout_s) if timeout_s is not None else call)
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:  # noqa: BLE001 - every failure becomes a recorded answer, by design
+        if isinstance(error, asyncio.TimeoutError) and not str(error):
+            error = TimeoutError(f"no answer within {timeout_s:g} s")
+        return AgentAnswer(agent_id=agent.id, text="", latency_s=time.perf_counter() - start,
+                           error=error_line(error, agent))
+    latency = time.perf_counter() - start
+    input_tokens, output_tokens = token_usage(response) if isinstance(response, AIMessage) else (0, 0)
+    return AgentAnswer(
+        agent_id=agent.id,
+        text=response.text,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=agent.cost_usd(input_tokens, output_tokens),
+        latency_s=latency,
+    )
+
+
+class ModelCache:
+    """Loads each distinct model spec once and hands the same chat model to every agent that uses it."""
+
+    def __init__(self) -> None:
+        self._models: dict[str, BaseChatModel] = {}
+
+    def get(self, spec: ModelSpec) -> BaseChatModel:
+        """The chat model for `spec`, loading it on first use."""
+        key = spec.model_dump_json(exclude={"name", "price_in", "price_out"})
+        if key not in self._models:
+            self._models[key] = load_chat_model(spec)
+        return self._models[key]
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+
+def models_for_pool(pool: Iterable[Agent], cache: ModelCache | None = None) -> dict[str, BaseChatModel]:
+    """agent id → chat model for every agent of a pool, loading each distinct model spec once."""
+    cache = ModelCache() if cache is None else cache
+    return {agent.id: cache.get(agent.model) for agent in pool}

@@ -1,0 +1,108 @@
+"""One loader from a `ModelSpec` to a LangChain chat model, whatever is behind it.
+
+| spec | model |
+| --- | --- |
+| `provider:model` (`openai:gpt-4o-mini`, `anthropic:claude-...`, …) | `init_chat_model(spec, **params)` |
+| `openai:<model>` with `base_url` (vLLM, Ollama, DeepSeek, Qwen, …) | `ChatOpenAI(base_url=..., api_key=$api_key_env)` |
+| `local:<path>` | a transformers checkpoint (or `.gguf` file) on CPU/GPU (`reso.agents.local`) |
+| `replay:<file>#<model>` | recorded answers (`reso.agents.replay`) |
+| `tool:<name>` | a deterministic tool agent (`reso.agents.tools`) |
+
+Everything returned is a `BaseChatModel`, so tracing, rate limiters, retries and response caches apply
+unchanged. API keys are read from the environment variable the spec names, handed to the client as a
+`SecretStr`, and never written into an error message.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
+
+from reso.agents.profiles import ModelSpec
+
+
+class ModelLoadError(ValueError):
+    """A model spec cannot be turned into a chat model; the message names the spec and the cause."""
+
+
+# Placeholder key for OpenAI-compatible servers that ignore keys (vLLM, Ollama). A user's real
+# OPENAI_API_KEY must not be sent to a third-party base_url just because no key variable was named.
+NO_KEY = "not-needed"
+
+
+def api_key_from_env(model: ModelSpec) -> SecretStr | None:
+    """The API key named by `model.api_key_env`, or None when the spec names no variable.
+
+    Raises:
+        ModelLoadError: The variable is named but unset or empty (the message names the variable only).
+    """
+    if not model.api_key_env:
+        return None
+    value = os.environ.get(model.api_key_env, "")
+    if not value.strip():
+        raise ModelLoadError(
+            f"{model.spec}: environment variable {model.api_key_env} (api_key_env) is not set or empty"
+        )
+    return SecretStr(value)
+
+
+def _openai_compatible(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    key = api_key_from_env(model) or SecretStr(NO_KEY)
+    return ChatOpenAI(model=model.target, base_url=model.base_url, api_key=key, **params)
+
+
+def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
+    from langchain.chat_models import init_chat_model
+
+    key = api_key_from_env(model)
+    if key is not None:
+        params = {**params, "api_key": key}
+    if model.base_url:
+        params = {**params, "base_url": model.base_url}
+    try:
+        return init_chat_model(model.spec, **params)  # type: ignore[return-value]
+    except ImportError as error:
+        raise ModelLoadError(f"{model.spec}: the provider's LangChain package is not installed ({error})") from None
+    except ValueError as error:
+        raise ModelLoadError(f"{model.spec}: {error}") from None
+
+
+def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
+    """Turn a model spec into a LangChain chat model.
+
+    Args:
+        model: A `ModelSpec`, or a bare spec string such as `"tool:calculator"`.
+
+    Returns:
+        The chat model; `model.params` are passed to its constructor.
+
+    Raises:
+        ModelLoadError: Unknown tool, missing API-key variable, unknown provider, or a bad `local:` path.
+        reso.agents.replay.ReplayError: A missing or invalid replay file, or a model it does not record.
+    """
+    if isinstance(model, str):
+        model = ModelSpec(spec=model)
+    params = dict(model.params)
+    provider = model.provider
+    if provider == "tool":
+        from reso.agents.tools import TOOLS
+
+        if model.target not in TOOLS:
+            raise ModelLoadError(f"{model.spec}: unknown tool {model.target!r}; known tools: {', '.join(TOOLS)}")
+        return TOOLS[model.target](**params)
+    if provider == "replay":
+        from reso.agents.replay import load_replay_model
+
+        return load_replay_model(model.target, params)
+    if provider == "local":
+        from reso.agents.local import load_local_model
+
+        return load_local_model(model.target, params)
+    if provider == "openai" and model.base_url:
+        return _openai_compatible(model, params)
+    return _init_chat_model(model, params)
