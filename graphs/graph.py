@@ -47,9 +47,9 @@ class ReSoGraph:
         from reso.graphs.planners import make_planner
 
         planner = make_planner(settings.planner, self.team(settings).planner_model)
-        dag = await planner.aplan(state["question"])
-        return {"plan": dag.to_steps(), "started_at": started,
-                "notes": [f"planner: {planner.name}", *dag.repair_notes]}
+        report = await planner.aplan_with_report(state["question"])
+        notes = [f"planner: {report.planner}", *report.notes, *(f"planner error: {e}" for e in report.errors)]
+        return {"plan": report.dag.to_steps(), "started_at": started, "notes": notes}
 
     async def review_plan(self, state: ReSoState, runtime: Runtime[ReSoSettings]) -> dict[str, Any]:
         settings = ReSoSettings.coerce(runtime.context)
