@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -184,6 +184,12 @@ def _prefix_text(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
+@lru_cache(maxsize=8192)
+def _prompt_tokens(prefix_path: str, question: str) -> int:
+    """Tokens of the prompt a recording was made with: the few-shot prefix, then `Question: …\\nAnswer:`."""
+    return count_tokens(f"{_prefix_text(prefix_path)}Question: {question}\nAnswer:")
+
+
 class ReplayChatModel(BaseChatModel):
     """Answers with one model's recorded response to the question the prompt is about.
 
@@ -219,9 +225,6 @@ class ReplayChatModel(BaseChatModel):
         return {"replay_path": self.replay_path, "recorded_model": self.recorded_model,
                 "prefix_path": self.prefix_path}
 
-    def _prefix(self) -> str:
-        return _prefix_text(self.prefix_path or str(fewshot_prefix_path()))
-
     def recording_for(self, messages: Sequence[BaseMessage]) -> Recording:
         """The recording that the last human message's current subtask is about.
 
@@ -246,7 +249,7 @@ class ReplayChatModel(BaseChatModel):
     ) -> ChatResult:
         recording = self.recording_for(messages)
         text = recording.responses[self.recorded_model]
-        input_tokens = count_tokens(f"{self._prefix()}Question: {recording.question}\nAnswer:")
+        input_tokens = _prompt_tokens(self.prefix_path or str(fewshot_prefix_path()), recording.question)
         output_tokens = count_tokens(text)
         message = AIMessage(
             content=text,
@@ -262,6 +265,16 @@ class ReplayChatModel(BaseChatModel):
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # A table lookup: no I/O, so answer on the event loop instead of a worker thread.
+        return self._generate(messages, stop=stop, **kwargs)
 
 
 def resolve_replay_path(target: str) -> Path:

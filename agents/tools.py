@@ -21,7 +21,7 @@ from tokenize import TokenError
 from typing import Any
 
 import sympy
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -269,6 +269,16 @@ class CalculatorChatModel(BaseChatModel):
             response_metadata={"model_name": "tool:calculator", "value": format_value(calculation.value)},
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # Bounded CPU work (expression length and exponents are capped): no worker thread needed.
+        return self._generate(messages, stop=stop, **kwargs)
 
 
 TOOLS: dict[str, type[BaseChatModel]] = {"calculator": CalculatorChatModel}

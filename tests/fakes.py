@@ -13,8 +13,8 @@ model.invoke("hi").usage_metadata        # {"input_tokens": 12, "output_tokens":
 model.invoke("hi")                       # raises TimeoutError("slow provider")
 ```
 
-Script items may be a string, an `AIMessage`, an exception (raised), or a callable taking the message
-list and returning any of these. For concurrent tests, where call order is not fixed, use `by_prompt`:
+Script items may be a string, an `AIMessage`, an exception (raised), a callable taking the message
+list and returning any of these, or `Slow(item, delay_s)` to delay that one reply. For concurrent tests, where call order is not fixed, use `by_prompt`:
 replies keyed by a substring of the last human message (the longest matching key wins), with `script`
 or `default` as the fallback. `delay_s` (one number, or one per call) makes calls slow; `calls` records
 the message lists the model received, `call_count` how many calls reached it (cache hits do not).
@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from dataclasses import dataclass
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,14 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
 ScriptItem = str | AIMessage | BaseException | Callable[[list[BaseMessage]], Any]
+
+
+@dataclass(frozen=True)
+class Slow:
+    """A script item answered only after `delay_s` seconds (on top of the model's `delay_s`)."""
+
+    item: Any
+    delay_s: float
 
 
 class ScriptExhausted(RuntimeError):
@@ -143,6 +152,8 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         item, delay = self._next(messages)
+        if isinstance(item, Slow):
+            item, delay = item.item, delay + item.delay_s
         if delay:
             time.sleep(delay)
         return self._result(item, messages)
@@ -155,6 +166,8 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         item, delay = self._next(messages)
+        if isinstance(item, Slow):
+            item, delay = item.item, delay + item.delay_s
         if delay:
             await asyncio.sleep(delay)
         return self._result(item, messages)

@@ -15,7 +15,7 @@ from reso.agents.pool import load_pool
 from reso.agents.profiles import Agent, ModelSpec
 from reso.agents.replay import ReplayChatModel
 from reso.agents.tools import CalculatorChatModel
-from tests.fakes import ScriptedChatModel, reply
+from tests.fakes import ScriptedChatModel, Slow, reply
 
 
 def _agent(price_in: float = 10.0, price_out: float = 30.0, **model: object) -> Agent:
@@ -116,6 +116,6 @@ async def test_response_cache_serves_an_identical_second_call(tmp_path: Path) ->
 
 
 async def test_concurrent_calls_each_get_their_own_reply() -> None:
-    model = ScriptedChatModel(by_prompt={"alpha": "A", "beta": "B"}, delay_s=[0.02, 0.0])
+    model = ScriptedChatModel(by_prompt={"alpha": Slow("A", 0.02), "beta": "B"})
     answers = await asyncio.gather(call_agent(_agent(), model, "alpha?"), call_agent(_agent(), model, "beta?"))
     assert [answer.text for answer in answers] == ["A", "B"]

@@ -101,3 +101,21 @@ def test_chat_template_is_used_when_the_tokenizer_has_one(templated_checkpoint: 
 def test_greedy_generation_is_deterministic(templated_checkpoint: Path) -> None:
     model = LocalChatModel(model_path=str(templated_checkpoint), max_new_tokens=4)
     assert model.invoke(MESSAGES).text == model.invoke(MESSAGES).text
+
+
+def test_gguf_chat_template_is_read_from_the_file_metadata(tmp_path: Path) -> None:
+    gguf = pytest.importorskip("gguf")
+    from reso.agents.local import gguf_chat_template
+
+    def write(path: Path, template: str | None) -> Path:
+        writer = gguf.GGUFWriter(str(path), arch="llama")
+        if template is not None:
+            writer.add_chat_template(template)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        return path
+
+    assert gguf_chat_template(write(tmp_path / "with.gguf", TEMPLATE)) == TEMPLATE
+    assert gguf_chat_template(write(tmp_path / "without.gguf", None)) is None
