@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
 Mode = Literal["train", "test"]
 _GLOBAL = ""
@@ -290,7 +290,7 @@ class DADB:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> DADB:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -40,3 +40,76 @@ def dag_command(
         from rich.console import Console
 
         Console().print(render_table(report))
+
+
+@app.command("selection")
+def selection_command(
+    sizes: str = typer.Option("63,1000,10000,100000", help="Comma-separated pool sizes."),
+    repeats: int = typer.Option(200, min=1, help="Queries timed per size on the FAISS side (the loop stops "
+                                "after --loop-budget seconds, at least 3 queries)."),
+    dim: int = typer.Option(384, min=2, help="Embedding dimension of the random profile vectors."),
+    k: int = typer.Option(2, min=1, help="Candidates returned per subtask."),
+    top_m: int = typer.Option(16, min=1, help="Agents retrieved by FAISS before UCB scoring."),
+    loop_budget: float = typer.Option(3.0, min=0.0, help="Seconds of loop timing per size."),
+    seed: int = typer.Option(0, help="Seed of vectors, statistics and queries."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """Selection time per subtask: FAISS top-M + vectorised UCB against the paper's per-agent Python loop."""
+    import json
+
+    from reso.evals.bench.selection import render_table, run_bench
+
+    try:
+        size_list = [int(part) for part in sizes.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"--sizes must be comma-separated integers, got {sizes!r}") from None
+    if not size_list or min(size_list) < 1:
+        raise typer.BadParameter("--sizes needs at least one positive pool size")
+    report = run_bench(size_list, repeats=repeats, dim=dim, k=k, top_m=top_m, loop_budget_s=loop_budget,
+                       seed=seed)
+    if json_output:
+        typer.echo(json.dumps(report))
+    else:
+        from rich.console import Console
+
+        Console().print(render_table(report))
+
+
+@app.command("routing")
+def routing_command(
+    probs: str = typer.Option("", help="JSON or CSV of agent -> success probability (optionally "
+                                         "per domain); default: agents drawn uniformly in [--low, --high]."),
+    subtasks: int = typer.Option(2000, min=1, help="Length of the subtask stream."),
+    seed: int = typer.Option(0, help="Seed of the default probabilities, the stream and the rewards."),
+    plot: str = typer.Option("", help="Save cumulative-regret curves to this PNG."),
+    agents: int = typer.Option(63, min=2, help="Agents drawn when no --probs file is given."),
+    low: float = typer.Option(0.05, min=0.0, max=1.0, help="Lowest drawn success probability."),
+    high: float = typer.Option(0.95, min=0.0, max=1.0, help="Highest drawn success probability."),
+    exploration_c: float = typer.Option(-1.0, help="Override the UCB exploration constant (negative: default)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """Cumulative regret and best-agent pick rate of UCB, greedy and random routing over simulated agents."""
+    import json
+    from pathlib import Path
+
+    from reso.evals.bench.routing import run_bench
+
+    try:
+        report = run_bench(Path(probs) if probs else None, subtasks, seed, Path(plot) if plot else None,
+                           low=low, high=high, agents=agents,
+                           exploration_c=exploration_c if exploration_c >= 0 else None)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    if json_output:
+        typer.echo(json.dumps(report))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"routing: {report['subtasks']} subtasks over {report['agents']} agents ({report['source']})")
+    for column in ("policy", "cumulative regret", "vs random", "best-agent picks"):
+        table.add_column(column, justify="right")
+    for name, row in report["policies"].items():
+        table.add_row(name, f"{row['regret']:.1f}", f"{row['regret_vs_random']:.1%}", f"{row['best_pick_rate']:.1%}")
+    Console().print(table)

@@ -6,7 +6,6 @@ import json
 import multiprocessing as mp
 
 import pytest
-
 from reso.agents.dadb import DADB, AgentStats
 
 
