@@ -9,6 +9,7 @@ Nothing here raises on bad input: malformed answers simply do not match.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from functools import lru_cache
 from typing import Any
@@ -18,6 +19,9 @@ from reso.reward.extract import extract_answer, looks_like_plain_number, normali
 _ZERO_ABS_TOL = 1e-12
 # Longer "answers" are prose or runaway output; sympy on them is slow and never meaningful.
 _MAX_SYMBOLIC_CHARS = 1000
+# Inputs sympy would spend seconds (or, outside the main thread where math-verify has no timeout,
+# forever) on: huge powers and exponents, factorials of large numbers, very long digit runs.
+_COSTLY = re.compile(r"\^\s*[{(]?\s*[-+]?\s*\d{4,}|[eE][-+]?\d{4,}|\d{3,}\s*!|\d{101,}")
 # math-verify guards its sympy work with SIGALRM, which only the main thread may set.
 _PARSE_TIMEOUT_S = 5
 
@@ -71,6 +75,8 @@ def answers_match(predicted: str | None, reference: str, *, rel_tol: float = 0.0
         pred_value, ref_value = to_number(pred), to_number(ref)
         if pred_value is not None and ref_value is not None:
             return numbers_close(pred_value, ref_value, rel_tol=rel_tol)
+        if looks_like_plain_number(pred.removesuffix("%")) or looks_like_plain_number(ref.removesuffix("%")):
+            return False  # a plain number without a finite value ("1e400") equals nothing
         return _verify(ref, pred)
     except Exception:  # noqa: BLE001 - a comparison that cannot be made is a mismatch
         return False
@@ -96,7 +102,7 @@ def _timeout() -> int | None:
 def _parsed(answer: str) -> tuple[Any, ...]:
     from math_verify import parse
 
-    if len(answer) > _MAX_SYMBOLIC_CHARS:
+    if len(answer) > _MAX_SYMBOLIC_CHARS or _COSTLY.search(answer):
         return ()
     return tuple(parse(f"${answer}$", parsing_timeout=_timeout()))
 

@@ -6,6 +6,8 @@ import math
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reso.reward.answers import answers_match, check_answer, extract_answer, normalize_answer, to_number
 
 
@@ -180,3 +182,63 @@ def test_symbolic_checking_works_outside_the_main_thread() -> None:
     thread.start()
     thread.join()
     assert results == [True]
+
+
+_PIECES = st.sampled_from(
+    [
+        "0",
+        "7",
+        "12",
+        "99999999999",
+        ".",
+        ",",
+        "-",
+        "+",
+        "*",
+        "/",
+        "^",
+        "=",
+        "%",
+        "$",
+        " ",
+        "\n",
+        "(",
+        ")",
+        "{",
+        "}",
+        "\\boxed{",
+        "\\frac{",
+        "\\sqrt{",
+        "\\times",
+        "10^{",
+        "####",
+        "The answer is ",
+        "Question:",
+        "<<",
+        ">>",
+        "\\text{",
+        "nan",
+        "inf",
+        "e",
+        "E",
+        "x",
+        "\\left(",
+        "\\%",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECES, max_size=30).map("".join))
+def test_random_text_never_raises(text: str) -> None:
+    answer = extract_answer(text)
+    assert answer is None or (isinstance(answer, str) and answer)
+    assert check_answer(text, "12") in (True, False)
+    value = to_number(text)
+    assert value is None or math.isfinite(value)
+
+
+@pytest.mark.parametrize("answer", [r"110^{9999999999999999999999}", "2E9999999999999999999999", "1000!"])
+def test_answers_too_costly_for_sympy_do_not_match(answer: str) -> None:
+    assert not answers_match(answer, "12")
+    assert to_number(answer) is None
