@@ -37,6 +37,7 @@ class ReSo:
         self.settings = base.replace(**overrides) if overrides else base
         self._team = team
         self.checkpoint_path = Path(checkpoint_path) if checkpoint_path else None
+        self._plain_graph: Any = None
 
     @property
     def team(self) -> Team:
@@ -49,7 +50,11 @@ class ReSo:
         from reso.graphs.graph import build_graph
 
         if self.checkpoint_path is None:
-            yield build_graph(self.team)
+            # Without a checkpointer the compiled graph holds no per-run state: build it once per instance
+            # (building costs about as much as the engine's own work on a whole small question).
+            if self._plain_graph is None:
+                self._plain_graph = build_graph(self.team)
+            yield self._plain_graph
             return
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 

@@ -7,6 +7,7 @@ other. Each node carries a RetryPolicy for errors that escape a subtask (candida
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
@@ -40,13 +41,15 @@ def _transient(error: Exception) -> bool:
 NODE_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.2, retry_on=_transient)
 
 
-def _make_node(step_id: str):
-    async def subtask_node(state: DagState) -> dict[str, Any]:
-        record = await current_run().result(step_id, state.get("steps") or {})
-        return {"steps": {step_id: record}}
+async def _subtask_node(step_id: str, state: DagState) -> dict[str, Any]:
+    record = await current_run().result(step_id, state.get("steps") or {})
+    return {"steps": {step_id: record}}
 
-    subtask_node.__name__ = node_name(step_id)
-    return subtask_node
+
+def _make_node(step_id: str):
+    # A partial, not a closure: LangGraph scans a plain function's bytecode for subgraphs it might call,
+    # which is most of the cost of compiling a question's graph; a partial is taken as it is.
+    return functools.partial(_subtask_node, step_id)
 
 
 def compile_dag(dag: Any, *, checkpointer: Any = None) -> CompiledStateGraph:
