@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -32,10 +32,16 @@ def _load(data: Path, split: str | None, limit_questions: int | None) -> list[An
             records = split_by_question(records, f"first:{limit_questions}")
         records = split_by_question(records, split)
     except (RecordFormatError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+        _fail(str(exc))
     if not records:
-        raise typer.BadParameter(f"{data}: no records selected (split {split!r})")
+        _fail(f"{data}: no records selected (split {split!r})")
     return records
+
+
+def _fail(message: str) -> NoReturn:
+    # A plain line rather than typer's boxed usage error: a file:line:field message must not be wrapped.
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=1)
 
 
 def _round(value: Any) -> Any:
@@ -132,17 +138,15 @@ def train(
 
 
 def _scorer(spec: str) -> Any:
+    from reso.reward.registry import build_scorer
     from reso.reward.small_crm import SmallCRMScorer, is_small_crm_dir
 
-    if is_small_crm_dir(spec):
-        return SmallCRMScorer(spec)
     try:
-        from reso.reward.registry import build_scorer
-    except ImportError as exc:
-        raise typer.BadParameter(f"--model {spec!r}: not a small CRM folder, and no scorer registry") from exc
-    if Path(spec).is_dir():
-        spec = f"prm:{spec}"
-    return build_scorer(spec)
+        if is_small_crm_dir(spec):
+            return SmallCRMScorer(spec)
+        return build_scorer(f"prm:{spec}" if Path(spec).is_dir() else spec)
+    except (OSError, ValueError) as exc:  # ScorerConfigError is a ValueError
+        _fail(f"--model {spec!r}: {exc}")
 
 
 @app.command("eval")

@@ -73,12 +73,14 @@ def _text(obj: dict[str, Any], key: str, path: Path, line: int, *, required: boo
 
 
 def _paper_record(obj: dict[str, Any], path: Path, line: int) -> LabelledRecord:
+    instruction = _text(obj, "instruction", path, line, required=True) or ""
+    answer = _text(obj, "answer", path, line, required=True) or ""
     if "label" not in obj:
         raise RecordFormatError(path, line, "label", "missing")
     optional = {key: _text(obj, key, path, line, required=False) for key in _OPTIONAL_TEXT_FIELDS}
     return LabelledRecord(
-        instruction=_text(obj, "instruction", path, line, required=True) or "",
-        answer=_text(obj, "answer", path, line, required=True) or "",
+        instruction=instruction,
+        answer=answer,
         label=_parse_label(obj["label"], path, line, "label"),
         context=optional.pop("context") or "",
         **optional,
