@@ -57,23 +57,34 @@ class Method:
     pinned_agent: str | None = None
     samples: int = 1
     oracle: bool = False
+    random: bool = False
 
-    def adapt(self, team: Team, final_instructions: Collection[str]) -> Team:
-        """The team this method runs with (ReSo and random use the team as built)."""
+    def adapt(self, team: Team, final_instructions: Collection[str], *, seed: int = 0) -> Team:
+        """The team this method runs with: ReSo's as built; the baselines swap selector and scorer."""
+        if self.random:
+            from reso.agents.selector import RandomSelector, SelectorConfig
+
+            return dataclasses.replace(team, selector=RandomSelector(team.pool, config=SelectorConfig(seed=seed)))
         if self.oracle:
+            from reso.reward.registry import build_scorer
+
             llm_by_model: dict[str, str] = {}
             for agent in team.pool:
                 if agent.kind == "llm":
                     llm_by_model.setdefault(agent.model.spec, agent.id)
             everyone = [*llm_by_model.values(), *_tool_ids(team.pool)]
             selector = PinnedSelector(team.pool, everyone, everyone, final_instructions)
-            return dataclasses.replace(team, selector=selector)
+            return dataclasses.replace(team, selector=selector, scorer=build_scorer("rule"))
         if self.pinned_agent is None:
             return team
         agent = team.pool.get(self.pinned_agent)
         tools = _tool_ids(team.pool)
         finals = tools[:1] if tools else [agent.id]
         selector = PinnedSelector(team.pool, [agent.id] * self.samples, finals, final_instructions)
+        if self.samples > 1:
+            from reso.reward.registry import build_scorer
+
+            return dataclasses.replace(team, selector=selector, scorer=build_scorer("consensus"))
         return dataclasses.replace(team, selector=selector)
 
 
@@ -87,9 +98,9 @@ def parse_method(text: str, pool: Pool) -> Method:
     if name == "reso" and not rest:
         return Method("reso")
     if name == "random" and not rest:
-        return Method("random", {"selection": "random"})
+        return Method("random", random=True)
     if name == "oracle" and not rest:
-        return Method("oracle", {"scorer": "rule", "scorer_sees_reference": True}, oracle=True)
+        return Method("oracle", {"scorer_sees_reference": True}, oracle=True)
     if name == "single" and rest:
         _require_agent(rest, pool)
         return Method(text, {"k": 1}, pinned_agent=rest)
@@ -98,7 +109,7 @@ def parse_method(text: str, pool: Pool) -> Method:
         if not agent_id or not count.isdigit() or int(count) < 1:
             raise MethodError(f"method {text!r}: expected cot-sc:AGENT:N with N ≥ 1")
         _require_agent(agent_id, pool)
-        return Method(text, {"k": int(count), "scorer": "consensus"}, pinned_agent=agent_id, samples=int(count))
+        return Method(text, {"k": int(count)}, pinned_agent=agent_id, samples=int(count))
     raise MethodError(f"unknown method {text!r}: use reso, random, oracle, single:AGENT or cot-sc:AGENT:N")
 
 

@@ -148,7 +148,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
     config.out.mkdir(parents=True, exist_ok=True)
     settings = config.settings.replace(**config.method.overrides)
     final_texts = {step["instruction"] for p in problems if p.plan for step in p.plan if step["id"] == "final"}
-    reso = ReSo(settings, team=config.method.adapt(team, final_texts))
+    reso = ReSo(settings, team=config.method.adapt(team, final_texts, seed=settings.seed))
     started = time.monotonic()
     stopped: str | None = None
     with ResultsFile(config.out / "results.jsonl") as results:
@@ -163,7 +163,8 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                 if config.budget_usd is not None and spent >= config.budget_usd:
                     stopped = stopped or f"run budget of ${config.budget_usd:g} reached"
                     return
-                references = dict(problem.subtask_answers or {}) if settings.mode == "train" else None
+                needs_truth = settings.mode == "train" or settings.scorer_sees_reference
+                references = dict(problem.subtask_answers or {}) if needs_truth else None
                 result = await reso.asolve(problem.question, references=references, **_planned(problem))
                 row = result_row(problem, result, mode=settings.mode)
                 async with lock:

@@ -9,6 +9,7 @@ still run, told that this answer is unknown.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -20,7 +21,7 @@ from reso.graphs.budget import Budget
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
-from reso.reward.answers import check_answer, extract_answer
+from reso.reward.answers import check_answer, extract_answer, to_number
 from reso.reward.base import Score, ScoreItem
 
 ProgressWriter = Callable[[dict[str, Any]], None]
@@ -39,6 +40,18 @@ def context_for(step_id: str, visible: Sequence[str], steps: Mapping[str, Mappin
             failed=record.get("status") != "done",
         ))
     return context
+
+
+def final_value(text: str) -> str | None:
+    """The answer a dependant sees: the extracted final answer, written as a plain number when it is one
+    (so "25%" and "$1,000" reach the next step, and the exact tool, as the checker reads them)."""
+    value = extract_answer(text)
+    if value is None:
+        return None
+    number = to_number(value)
+    if number is None or not math.isfinite(number):
+        return value
+    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
 
 
 async def _ask(team: Team, agent_id: str, prompt: str, budget: Budget, timeout_s: float) -> AgentAnswer:
@@ -108,7 +121,7 @@ async def run_subtask(
                                  domain=candidate.agent.domain)
         records.append(CandidateRecord(
             agent_id=candidate.agent.id, model=candidate.agent.model.spec, role=candidate.agent.role,
-            answer=answer.text, value=extract_answer(answer.text) if answer.ok else None,
+            answer=answer.text, value=final_value(answer.text) if answer.ok else None,
             score=score.value if score else None, score_reason=score.reason if score else None,
             reward=reward, selection=dict(candidate.components),
             input_tokens=answer.input_tokens, output_tokens=answer.output_tokens,
