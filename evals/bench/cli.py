@@ -113,3 +113,29 @@ def routing_command(
     for name, row in report["policies"].items():
         table.add_row(name, f"{row['regret']:.1f}", f"{row['regret_vs_random']:.1%}", f"{row['best_pick_rate']:.1%}")
     Console().print(table)
+
+
+@app.command("crm")
+def crm_command(
+    batch_size: int = typer.Option(16, min=1, help="Batch size of the batched mode."),
+    n: int = typer.Option(64, min=1, help="Items scored per timed pass."),
+    repeats: int = typer.Option(3, min=1, help="Timed passes per mode (the median is reported)."),
+    threads: int = typer.Option(0, min=0, help="torch CPU threads (0: torch's default)."),
+    seed: int = typer.Option(0, help="Seed of the random model and the synthetic answers."),
+    smoke: bool = typer.Option(False, "--smoke", help="Tiny model and short answers (for tests)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """Batched against one-at-a-time PRM scoring on a random Qwen2 PRM on the CPU, side by side."""
+    import json
+
+    from reso.evals.bench.crm import BENCH_CPU_SIZE, render_table, run_crm_bench, smoke_size
+
+    size, sentences = smoke_size() if smoke else (BENCH_CPU_SIZE, (12, 24))
+    report = run_crm_bench(batch_size=batch_size, n=n, repeats=repeats, threads=threads or None, size=size,
+                           sentences=sentences, seed=seed, progress=lambda line: typer.echo(line, err=True))
+    if json_output:
+        typer.echo(json.dumps(report))
+    else:
+        from rich.console import Console
+
+        Console().print(render_table(report))
