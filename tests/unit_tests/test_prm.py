@@ -182,3 +182,14 @@ def test_head_without_two_classes_fails_at_load(tmp_path: Path, layout: str) -> 
 def test_checkpoint_without_a_trained_head_fails_at_load(tmp_path: Path) -> None:
     with pytest.raises(PRMLoadError, match="no weights for the two-class head 'score'"):
         ProcessRewardScorer(save_tiny_causal_lm(tmp_path))
+
+
+def test_registry_builds_the_scorer_from_a_spec(checkpoint: Path, tmp_path: Path) -> None:
+    from reso.reward.registry import ScorerConfigError, build_scorer
+
+    scorer = build_scorer(f"prm:{checkpoint}")
+    assert isinstance(scorer, ProcessRewardScorer) and scorer.name == f"prm:{checkpoint}"
+    configured = build_scorer({"kind": "prm", "checkpoint": str(checkpoint), "batch_size": 3, "device": "cpu"})
+    assert isinstance(configured, ProcessRewardScorer) and configured.batch_size == 3
+    with pytest.raises(ScorerConfigError, match="no step-separator token"):
+        build_scorer(f"prm:{save_tiny_prm(tmp_path, separator=False)}")
