@@ -7,6 +7,7 @@ import typer
 
 from reso.evals.bench.cli import app as bench_app
 from reso.evals.cli_crm import app as crm_app
+from reso.evals.cli_demo import demo_command
 from reso.evals.cli_eval import eval_command
 from reso.evals.cli_plan import plan_command
 from reso.evals.cli_pool import app as pool_app
@@ -26,3 +27,4 @@ app.add_typer(synth_app, name="synth")
 app.command("solve")(solve)
 app.command("plan")(plan_command)
 app.command("eval")(eval_command)
+app.command("demo")(demo_command)
