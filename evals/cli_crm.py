@@ -98,6 +98,9 @@ def train(
     epochs: Annotated[float | None, typer.Option("--epochs", help="prm: training epochs.")] = None,
     lr: Annotated[float | None, typer.Option("--lr", help="prm: learning rate.")] = None,
     max_steps: Annotated[int | None, typer.Option("--max-steps", help="prm: stop after N steps.")] = None,
+    effective_batch: Annotated[
+        int | None, typer.Option("--effective-batch", help="prm: records per optimiser step.")
+    ] = None,
 ) -> None:
     """Train a CRM on labelled records and save it to OUT; prints a JSON summary."""
     records = _load(data, split, limit_questions)
@@ -117,7 +120,9 @@ def train(
         from reso.reward.prm_training import train_prm
 
         options: dict[str, Any] = {"base": base, "seed": seed}
-        for name, value in (("epochs", epochs), ("lr", lr), ("max_steps", max_steps)):
+        for name, value in (
+            ("epochs", epochs), ("lr", lr), ("max_steps", max_steps), ("effective_batch", effective_batch)
+        ):
             if value is not None:
                 options[name] = value
         summary["out"] = str(train_prm(records, out, **options))

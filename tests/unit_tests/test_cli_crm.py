@@ -21,7 +21,7 @@ KEYS = {"auc", "accuracy", "brier", "n", "auc_per_model", "auc_within_model_mean
 def _invoke(*args: str) -> dict:
     result = runner.invoke(app, ["crm", *args])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +94,18 @@ def test_unknown_model_spec_is_a_clean_error(synthetic: tuple[Path, Path]) -> No
     result = runner.invoke(app, ["crm", "eval", "--data", str(data), "--model", "nonsense-kind"])
     assert result.exit_code == 1
     assert "--model 'nonsense-kind'" in result.output
+
+
+def test_prm_kind_trains_a_tiny_checkpoint_that_eval_loads(tmp_path: Path) -> None:
+    from tests.tiny_models import save_tiny_prm
+
+    base = save_tiny_prm(tmp_path / "base")
+    data = write_records(tmp_path / "records.jsonl", synthetic_records(n_questions=4))
+    summary = _invoke(
+        "train", "--data", str(data), "--kind", "prm", "--base", str(base), "--out", str(tmp_path / "prm"),
+        "--max-steps", "2", "--effective-batch", "4",
+    )
+    assert summary["kind"] == "prm" and summary["n"] == 8
+    assert json.loads((tmp_path / "prm" / "prm_training.json").read_text())["steps"] == 2
+    result = _invoke("eval", "--model", str(tmp_path / "prm"), "--data", str(data), "--json")
+    assert result["n"] == 8 and 0.0 <= result["brier"] <= 1.0
