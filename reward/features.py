@@ -10,10 +10,12 @@ in this answer's working). Model identity, reputation and a sentence embedding a
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from reso.reward.answers import cut_follow_on, extract_answer, to_number
@@ -180,9 +182,14 @@ def candidate_features(candidates: Sequence[Candidate]) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64)
 
 
-def embed_texts(candidates: Sequence[Candidate], batch_size: int = 64) -> np.ndarray:
-    """MiniLM sentence embeddings of question + answer, from the bundled offline encoder."""
+@functools.lru_cache(maxsize=1)
+def _embedder() -> Any:
     from reso.agents.embeddings import load_embedder
 
+    return load_embedder("minilm")
+
+
+def embed_texts(candidates: Sequence[Candidate]) -> np.ndarray:
+    """MiniLM sentence embeddings of question + answer, from the bundled offline encoder (loaded once)."""
     texts = [f"{c.question}\n\n{cut_follow_on(c.answer)}" for c in candidates]
-    return np.asarray(load_embedder("minilm").embed(texts), dtype=np.float64)
+    return np.asarray(_embedder().embed(texts), dtype=np.float64)

@@ -11,7 +11,13 @@ from reso.reward.base import ScoreItem
 from reso.reward.features import ANSWER_FEATURES, GROUP_FEATURES, Candidate, candidate_features
 from reso.reward.records import LabelledRecord
 from reso.reward.registry import build_scorer
-from reso.reward.small_crm import SmallCRM, SmallCRMConfig, SmallCRMScorer, is_small_crm_dir
+from reso.reward.small_crm import (
+    SmallCRM,
+    SmallCRMConfig,
+    SmallCRMScorer,
+    candidates_from_records,
+    is_small_crm_dir,
+)
 
 NAMES = list(ANSWER_FEATURES) + list(GROUP_FEATURES)
 
@@ -131,3 +137,13 @@ def test_fit_and_load_errors(tmp_path: Path) -> None:
         SmallCRM.load(tmp_path)
     with pytest.raises(RuntimeError, match="not fitted"):
         SmallCRM().predict_records([LabelledRecord("q", "1", 1)])
+
+
+def test_embeddings_add_minilm_columns_and_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESO_CACHE_DIR", str(tmp_path / "cache"))
+    records = synthetic_records(n_questions=20)
+    crm = SmallCRM(SmallCRMConfig(use_embeddings=True, classifier="logreg", calibration=None)).fit(records)
+    assert len(crm.feature_names) == len(NAMES) + 2 + 384
+    assert crm.features(candidates_from_records(records[:3])).shape == (3, len(crm.feature_names))
+    loaded = SmallCRM.load(crm.save(tmp_path / "crm"))
+    assert loaded.predict_records(records[:6]).tolist() == pytest.approx(crm.predict_records(records[:6]).tolist())
