@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from reso.agents.answers import AgentAnswer
-from reso.agents.models import load_chat_model
+from reso.agents import models as _models
 from reso.agents.profiles import Agent, ModelSpec
 
 MAX_ERROR_CHARS = 300
@@ -121,7 +121,7 @@ class ModelCache:
         """The chat model for `spec`, loading it on first use."""
         key = spec.model_dump_json(exclude={"name", "price_in", "price_out"})
         if key not in self._models:
-            self._models[key] = load_chat_model(spec)
+            self._models[key] = _models.load_chat_model(spec)  # looked up late so tests can patch it
         return self._models[key]
 
     def __len__(self) -> int:

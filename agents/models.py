@@ -68,8 +68,6 @@ def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
         return init_chat_model(model.spec, **params)  # type: ignore[return-value]
     except ImportError as error:
         raise ModelLoadError(f"{model.spec}: the provider's LangChain package is not installed ({error})") from None
-    except ValueError as error:
-        raise ModelLoadError(f"{model.spec}: {error}") from None
 
 
 def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
@@ -103,6 +101,12 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
         from reso.agents.local import load_local_model
 
         return load_local_model(model.target, params)
-    if provider == "openai" and model.base_url:
-        return _openai_compatible(model, params)
-    return _init_chat_model(model, params)
+    try:
+        if provider == "openai" and model.base_url:
+            return _openai_compatible(model, params)
+        return _init_chat_model(model, params)
+    except ModelLoadError:
+        raise
+    except Exception as error:  # noqa: BLE001 - client constructors raise their own types (e.g. OpenAIError)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise ModelLoadError(f"{model.spec}: {type(error).__name__}: {first}") from None

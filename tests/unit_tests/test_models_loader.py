@@ -49,9 +49,12 @@ def test_keyless_local_server_gets_a_placeholder_not_the_users_openai_key(monkey
     assert model.openai_api_key.get_secret_value() != CANARY
 
 
-def test_unknown_provider_and_missing_integration_are_load_errors() -> None:
+def test_unknown_provider_and_missing_credentials_are_load_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ModelLoadError, match="nosuchprovider:model"):
         load_chat_model("nosuchprovider:model")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelLoadError, match="openai:gpt-4o-mini: .*OPENAI_API_KEY"):
+        load_chat_model("openai:gpt-4o-mini")
 
 
 def test_replay_and_tool_specs() -> None:
