@@ -6,6 +6,7 @@ team and a checkpointer of their own (see reso.graphs.api).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -32,8 +33,9 @@ class ReSoGraph:
     def __init__(self, team: Team | None = None) -> None:
         self._team = team
 
-    def team(self, settings: ReSoSettings) -> Team:
-        return self._team if self._team is not None else team_for(settings)
+    async def team(self, settings: ReSoSettings) -> Team:
+        # Building a team reads files and opens the DADB: off the event loop (the server forbids blocking).
+        return self._team if self._team is not None else await asyncio.to_thread(team_for, settings)
 
     async def plan(self, state: ReSoState, runtime: Runtime[ReSoSettings]) -> dict[str, Any]:
         settings = ReSoSettings.coerce(runtime.context)
@@ -46,7 +48,7 @@ class ReSoGraph:
             return {"plan": dag.to_steps(), "started_at": started, "notes": list(dag.repair_notes)}
         from reso.graphs.planners import make_planner
 
-        planner = make_planner(settings.planner, self.team(settings).planner_model)
+        planner = make_planner(settings.planner, (await self.team(settings)).planner_model)
         report = await planner.aplan_with_report(state["question"])
         notes = [f"planner: {report.planner}", *report.notes, *(f"planner error: {e}" for e in report.errors)]
         return {"plan": report.dag.to_steps(), "started_at": started, "notes": notes}
@@ -68,7 +70,7 @@ class ReSoGraph:
         dag = TaskDAG.from_steps(state["plan"])
         budget = Budget(max_tokens=settings.max_tokens, max_usd=settings.max_usd,
                         max_seconds=settings.max_seconds)
-        run = DagRun(dag, self.team(settings), settings, budget=budget,
+        run = DagRun(dag, await self.team(settings), settings, budget=budget,
                      references=state.get("references"), write=get_stream_writer(),
                      done=state.get("steps"))
         steps = await run.execute(compile_dag(dag), config)

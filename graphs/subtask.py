@@ -102,10 +102,11 @@ async def run_subtask(
     context_text = "\n".join(f"Answer[{c.id}] = {c.value}" for c in context)
     scores: dict[int, Score] = {}
     if usable:
+        reputations = await asyncio.to_thread(lambda: [team.reputation(c.agent.id) for c in candidates])
         items = [
             ScoreItem(subtask=instruction, answer=answers[i].text, context=context_text,
                       agent_id=candidates[i].agent.id, model=candidates[i].agent.model.spec,
-                      reputation=team.reputation(candidates[i].agent.id), group=step_id,
+                      reputation=reputations[i], group=step_id,
                       domain=candidates[i].agent.domain,
                       reference=reference if settings.scorer_sees_reference else None)
             for i in usable
@@ -117,8 +118,8 @@ async def run_subtask(
         score = scores.get(i)
         reward = _reward(settings, answer, score, reference) if settings.mode == "train" else None
         if reward is not None:
-            team.selector.update(candidate.agent.id, reward, answer.cost_usd, answer.total_tokens,
-                                 domain=candidate.agent.domain)
+            await asyncio.to_thread(team.selector.update, candidate.agent.id, reward, answer.cost_usd,
+                                    answer.total_tokens, domain=candidate.agent.domain)
         records.append(CandidateRecord(
             agent_id=candidate.agent.id, model=candidate.agent.model.spec, role=candidate.agent.role,
             answer=answer.text, value=final_value(answer.text) if answer.ok else None,
