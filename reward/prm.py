@@ -54,7 +54,7 @@ def render_prm_input(tokenizer: PreTrainedTokenizerBase, *, subtask: str, answer
     def clean(text: str) -> str:
         return text.replace(separator, " ")
 
-    user = clean(user_turn(subtask, context))
+    user = clean(user_turn(subtask or "", context or ""))
     assistant = clean(answer.strip()) + separator
     if getattr(tokenizer, "chat_template", None):
         messages = [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
@@ -149,11 +149,11 @@ class ProcessRewardScorer(Scorer):
                    max_length: int = 4096, padding_side: str | None = None,
                    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT) -> ProcessRewardScorer:
         """A scorer over a model already in memory (benchmarks, freshly trained models)."""
-        from reso.reward.prm_loading import _check_head, resolve_dtype, separator_id
+        from reso.reward.prm_loading import check_head, resolve_dtype, separator_id
 
         torch_device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, torch_device)
-        _check_head(model, name, [])
+        check_head(model, name)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         loaded = LoadedPRM(model=model.to(device=torch_device, dtype=torch_dtype).eval(), tokenizer=tokenizer,
@@ -207,9 +207,23 @@ class ProcessRewardScorer(Scorer):
         results: dict[int, float] = {}
         for start in range(0, len(order), self.batch_size):
             keys = order[start:start + self.batch_size]
-            values = self._forward([encoded[key] for key in keys])
+            values = self._forward_splitting([encoded[key] for key in keys])
             results.update(zip(keys, values, strict=True))
         return results
+
+    def _forward_splitting(self, rows: list[list[int]]) -> list[float]:
+        """`_forward`, halving a batch that runs out of GPU memory instead of failing the whole call."""
+        import torch
+
+        try:
+            return self._forward(rows)
+        except torch.cuda.OutOfMemoryError:
+            if len(rows) == 1:
+                raise
+            torch.cuda.empty_cache()
+            middle = len(rows) // 2
+            logger.warning("PRM batch of %d ran out of GPU memory; scoring it in halves", len(rows))
+            return self._forward_splitting(rows[:middle]) + self._forward_splitting(rows[middle:])
 
     def _forward(self, rows: list[list[int]]) -> list[float]:
         import torch

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,7 +123,8 @@ def head_classes(model: PreTrainedModel) -> tuple[str, int]:
                        f"{' or '.join(HEAD_NAMES)})")
 
 
-def _check_head(model: PreTrainedModel, checkpoint: str | Path, missing_keys: list[str]) -> None:
+def check_head(model: PreTrainedModel, checkpoint: str | Path, missing_keys: Sequence[str] = ()) -> None:
+    """`PRMLoadError` unless the head has two classes and its weights came from the checkpoint."""
     head, classes = head_classes(model)
     if classes != 2:
         raise PRMLoadError(f"{checkpoint}: the head {head!r} has {classes} classes per token; a process "
@@ -195,7 +197,7 @@ def _load_full(checkpoint: str | Path, layout: str, torch_dtype: torch.dtype,
                                              output_loading_info=True)
     except (OSError, ValueError) as exc:
         raise PRMLoadError(f"{checkpoint}: cannot load the model ({exc})") from exc
-    _check_head(model, checkpoint, list(info.get("missing_keys", [])))
+    check_head(model, checkpoint, list(info.get("missing_keys", [])))
     return model, tokenizer
 
 

@@ -156,6 +156,8 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
     if merge:
         merged = model.merge_and_unload()
         merged.config.pad_token_id = tokenizer.pad_token_id
+        if use_bf16:  # trained under bf16 autocast: store as the released checkpoints are, at half the size
+            merged = merged.to(torch.bfloat16)
         merged.save_pretrained(out_dir)
     else:
         model.save_pretrained(out_dir)

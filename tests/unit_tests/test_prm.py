@@ -193,3 +193,21 @@ def test_registry_builds_the_scorer_from_a_spec(checkpoint: Path, tmp_path: Path
     assert isinstance(configured, ProcessRewardScorer) and configured.batch_size == 3
     with pytest.raises(ScorerConfigError, match="no step-separator token"):
         build_scorer(f"prm:{save_tiny_prm(tmp_path, separator=False)}")
+
+
+def test_a_batch_out_of_gpu_memory_is_scored_in_halves(checkpoint: Path, items: list[ScoreItem],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    scorer = ProcessRewardScorer(checkpoint, device="cpu", batch_size=7)
+    expected = scorer.score(items)
+    forward = scorer._forward
+    sizes: list[int] = []
+
+    def limited(rows: list[list[int]]) -> list[float]:
+        sizes.append(len(rows))
+        if len(rows) > 2:
+            raise torch.cuda.OutOfMemoryError("simulated")
+        return forward(rows)
+
+    monkeypatch.setattr(scorer, "_forward", limited)
+    assert scorer.score(items) == pytest.approx(expected, abs=1e-5)
+    assert sizes[0] == 7 and max(size for size in sizes[1:] if size <= 2) == 2
