@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from reso.reward.prm import DEFAULT_SYSTEM_PROMPT, encode_prm_input, head_logits, render_prm_input
 from reso.reward.prm_loading import load_prm
 from reso.reward.records import LabelledRecord
+from transformers import TrainerCallback
 
 if TYPE_CHECKING:
     import torch
@@ -52,6 +53,15 @@ def separator_loss(outputs: Any, labels: torch.Tensor, num_items_in_batch: Any =
                             ignore_index=IGNORE_INDEX, reduction="sum")
     count = num_items_in_batch if num_items_in_batch is not None else (labels != IGNORE_INDEX).sum()
     return total / max(int(count), 1)
+
+
+class _LogCallback(TrainerCallback):
+    """Sends the Trainer's loss logs to `logging` instead of stdout."""
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+               **kwargs: Any) -> None:
+        if logs:
+            logger.info("step %d: %s", state.global_step, logs)
 
 
 def _check_records(records: Sequence[LabelledRecord]) -> None:
@@ -102,6 +112,7 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import DataCollatorForTokenClassification, Trainer, TrainingArguments, set_seed
+    from transformers.trainer_callback import PrinterCallback
 
     _check_records(records)
     if effective_batch < 1 or per_device_batch < 1:
@@ -150,9 +161,16 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
     trainer = Trainer(model=model, args=arguments, train_dataset=dataset,
                       data_collator=DataCollatorForTokenClassification(tokenizer, label_pad_token_id=IGNORE_INDEX),
                       compute_loss_func=separator_loss)
+    # The Trainer prints its logs to stdout, where CLI callers write their JSON; send them to logging.
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(_LogCallback())
     result = trainer.train()
 
     tokenizer.padding_side = saved_padding_side
+    try:  # nothing is checkpointed during training, so the Trainer's folder is normally empty
+        (out_dir / "trainer").rmdir()
+    except OSError:
+        pass
     if merge:
         merged = model.merge_and_unload()
         merged.config.pad_token_id = tokenizer.pad_token_id

@@ -86,3 +86,10 @@ def test_bad_records_are_refused(tmp_path: Path, base: Path) -> None:
         train_prm([LabelledRecord("q", "1", 1), LabelledRecord("q", "2", 2)], tmp_path, base=base)
     with pytest.raises(ValueError, match="no training records"):
         train_prm([], tmp_path, base=base)
+
+
+def test_training_logs_stay_off_stdout(tmp_path: Path, base: Path, records: list[LabelledRecord],
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    train_prm(records[:2], tmp_path / "out", base=base, max_steps=1, effective_batch=2, logging_steps=1)
+    assert capsys.readouterr().out == ""  # CLI callers print their JSON on stdout
+    assert not (tmp_path / "out" / "trainer").exists()
