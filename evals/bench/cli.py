@@ -26,12 +26,15 @@ def dag_command(
     import cProfile
     import json
 
-    from reso.evals.bench.dag import render_table, run_bench
+    from reso.evals.bench.dag import DagBench, render_table, run_bench
 
+    try:
+        bench = DagBench(n_agents=agents, k=k, scorer=scorer, seed=seed)
+    except ValueError as error:  # an unknown scorer spec, say
+        raise typer.BadParameter(str(error)) from None
     profiler = cProfile.Profile() if profile else None
-    report = asyncio.run(run_bench(questions=questions, median_ms=median_ms, sigma=sigma,
-                                   overhead_questions=overhead_questions, agents=agents, k=k, scorer=scorer,
-                                   seed=seed, profile=profiler))
+    report = asyncio.run(run_bench(bench, questions=questions, median_ms=median_ms, sigma=sigma,
+                                   overhead_questions=overhead_questions, profile=profiler))
     if profiler is not None:
         profiler.dump_stats(profile)
     if json_output:

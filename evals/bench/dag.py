@@ -145,6 +145,9 @@ class DagBench:
         from reso.graphs.team import Team
         from reso.reward.registry import build_scorer
 
+        self.seed = seed
+        self.description = {"agents": n_agents, "k": k, "scorer": scorer, "selector": "ucb",
+                            "embedder": embedder, "dadb": "memory, train", "seed": seed}
         self.pool = bench_pool(n_agents)
         self.models = {agent.id: LatencyChatModel() for agent in self.pool}
         dadb = DADB(None, mode="train")
@@ -260,24 +263,23 @@ async def measure_overhead(bench: DagBench, *, questions: int, seed: int) -> dic
             "overhead_ms_per_question": 1000 * wall / questions}
 
 
-async def run_bench(*, questions: int = 30, median_ms: float = 40.0, sigma: float = 0.6,
-                    overhead_questions: int = 200, agents: int = 6, k: int = 2, scorer: str = "consensus",
-                    seed: int = 0, profile: Any = None) -> dict[str, Any]:
+async def run_bench(bench: DagBench | None = None, *, questions: int = 30, median_ms: float = 40.0,
+                    sigma: float = 0.6, overhead_questions: int = 200, profile: Any = None) -> dict[str, Any]:
     """The whole benchmark; returns the JSON report.
 
     Args:
+        bench: The engine under test; `DagBench()` (6 agents, k=2, consensus CRM, seed 0) when None.
         questions: Questions per level (each run under both schedules).
         median_ms: Median agent latency; `sigma` is the log-normal's shape.
         overhead_questions: Hard-size questions of the zero-latency overhead phase.
-        agents: Fake agents in the pool; `k` answer each subtask; `scorer` is the CRM spec.
-        seed: Seeds DAGs, latencies and the selector's tie-breaks.
         profile: A `cProfile.Profile` enabled around the overhead phase only, or None.
     """
     if questions < 1 or overhead_questions < 1:
         raise ValueError("questions and overhead questions must be at least 1")
     if median_ms < 0 or sigma < 0:
         raise ValueError("median latency and sigma must be >= 0")
-    bench = DagBench(n_agents=agents, k=k, scorer=scorer, seed=seed)
+    bench = bench or DagBench()
+    seed = bench.seed
     await warm_up(bench)
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     levels = await run_levels(bench, questions=questions, median_s=median_ms / 1000, sigma=sigma, seed=seed)
@@ -293,8 +295,7 @@ async def run_bench(*, questions: int = 30, median_ms: float = 40.0, sigma: floa
         **overhead,
         "targets": {"wall_over_critical_max": 1.10, "overhead_ms_per_subtask_max": 3.0},
         "config": {"questions": questions, "median_ms": median_ms, "sigma": sigma,
-                   "overhead_questions": overhead_questions, "agents": agents, "k": k, "scorer": scorer,
-                   "selector": "ucb", "embedder": "hash:256", "seed": seed},
+                   "overhead_questions": overhead_questions, **bench.description},
         "machine": {"cpus": os.cpu_count(), "load_avg_1m_at_start": load_before},
     }
 
