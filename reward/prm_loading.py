@@ -174,7 +174,7 @@ def load_prm(checkpoint: str | Path, *, device: str | None = None, dtype: Any = 
         model, tokenizer = _load_full(checkpoint, layout, torch_dtype, trust_remote_code)
     sep_id = separator_id(tokenizer, checkpoint)
     model.config.pad_token_id = tokenizer.pad_token_id
-    model.to(torch_device).eval()
+    model.to(device=torch_device, dtype=torch_dtype).eval()
     logger.info("loaded PRM %s (%s layout) on %s in %s", checkpoint, layout, torch_device, torch_dtype)
     return LoadedPRM(model=model, tokenizer=tokenizer, separator_id=sep_id, device=torch_device,
                      dtype=torch_dtype, layout=layout)

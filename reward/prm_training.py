@@ -10,6 +10,7 @@ or the LoRA adapter alone.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -139,6 +140,10 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
         model.enable_input_require_grads()
 
     accumulation = max(1, math.ceil(effective_batch / per_device_batch))
+    # transformers 5 renamed gradient_checkpointing; pass whichever this version knows, only when asked.
+    argument_names = {field.name for field in dataclasses.fields(TrainingArguments)}
+    checkpointing = ({"activation_checkpointing" if "activation_checkpointing" in argument_names
+                      else "gradient_checkpointing": True} if gradient_checkpointing else {})
     arguments = TrainingArguments(
         output_dir=str(out_dir / "trainer"),
         num_train_epochs=epochs,
@@ -149,7 +154,7 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
         weight_decay=weight_decay,
         bf16=use_bf16,
         use_cpu=not use_cuda,
-        activation_checkpointing=gradient_checkpointing,
+        **checkpointing,
         logging_steps=logging_steps,
         save_strategy="no",
         report_to=[],
