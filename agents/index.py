@@ -107,9 +107,12 @@ class ProfileIndex:
             raise ValueError(f"query dimension {matrix.shape[1]} does not match the index dimension {self.dim}")
         m = max(1, min(int(m), len(self)))
         if self.kind == "hnsw":
-            self.faiss_index.hnsw.efSearch = max(HNSW_EF_SEARCH, 2 * m)
-        sims, positions = self.faiss_index.search(matrix, m)
-        return sims, positions
+            import faiss
+
+            # Per-call parameters instead of mutating the shared index, so concurrent searches are safe.
+            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 2 * m))
+            return self.faiss_index.search(matrix, m, params=params)
+        return self.faiss_index.search(matrix, m)
 
     def search(self, query: np.ndarray, m: int) -> list[tuple[str, float]]:
         """The `m` agents most similar to one query vector, as (agent_id, cosine), best first."""

@@ -87,13 +87,15 @@ class UCBSelector:
         config: SelectorConfig | None = None,
         index: ProfileIndex | None = None,
     ) -> None:
-        """Args:
-        pool: The agents.
-        dadb: Statistics store; its mode decides whether `update` writes.
-        embedder: Embeds subtasks (and the profiles, when no index is given).
-        config: Weights; `SelectorConfig()` by default.
-        index: A prebuilt profile index in pool order. When None, the index is built from the pool and,
-            for a DADB file, cached next to it as `<db>.faiss` (rebuilt when the pool changes).
+        """Build the selector over a pool; the profile index is built (or loaded) when not given.
+
+        Args:
+            pool: The agents.
+            dadb: Statistics store; its mode decides whether `update` writes.
+            embedder: Embeds subtasks (and the profiles, when no index is given).
+            config: Weights; `SelectorConfig()` by default.
+            index: A prebuilt profile index in pool order. When None, the index is built from the pool and,
+                for a DADB file, cached next to it as `<db>.faiss` (rebuilt when the pool changes).
         """
         self.pool = pool
         self.agents = list(pool)
