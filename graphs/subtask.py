@@ -64,13 +64,44 @@ async def _ask(team: Team, agent_id: str, prompt: str, budget: Budget, timeout_s
     return answer
 
 
-def _reward(settings: ReSoSettings, answer: AgentAnswer, score: Score | None, reference: str | None) -> float:
+def _reward(answer: AgentAnswer, score: Score | None, reference: str | None) -> float:
     """Training reward: the ground-truth rule when the reference is known, else the CRM's score."""
     if not answer.ok:
         return 0.0
     if reference is not None:
         return 1.0 if check_answer(answer.text, reference) else 0.0
     return score.value if score is not None else 0.0
+
+
+def _judge(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answers: Sequence[AgentAnswer],
+           usable: Sequence[int], *, instruction: str, context_text: str, group: str,
+           reference: str | None) -> dict[int, Score]:
+    """The CRM's verdict on every usable answer, by candidate index."""
+    if not usable:
+        return {}
+    items = [
+        ScoreItem(subtask=instruction, answer=answers[i].text, context=context_text,
+                  agent_id=candidates[i].agent.id, model=candidates[i].agent.model.spec,
+                  reputation=team.reputation(candidates[i].agent.id), group=group,
+                  domain=candidates[i].agent.domain,
+                  reference=reference if settings.scorer_sees_reference else None)
+        for i in usable
+    ]
+    return dict(zip(usable, team.scorer.score_detailed(items), strict=True))
+
+
+def _learn(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answers: Sequence[AgentAnswer],
+           scores: dict[int, Score], reference: str | None) -> list[float | None]:
+    """In training mode, every candidate's reward (failures earn 0) goes to the DADB."""
+    if settings.mode != "train":
+        return [None] * len(candidates)
+    rewards: list[float | None] = []
+    for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True)):
+        reward = _reward(answer, scores.get(i), reference)
+        team.selector.update(candidate.agent.id, reward, answer.cost_usd, answer.total_tokens,
+                             domain=candidate.agent.domain)
+        rewards.append(reward)
+    return rewards
 
 
 async def run_subtask(
@@ -100,34 +131,23 @@ async def run_subtask(
     )
     usable = [i for i, answer in enumerate(answers) if answer.ok]
     context_text = "\n".join(f"Answer[{c.id}] = {c.value}" for c in context)
-    scores: dict[int, Score] = {}
-    if usable:
-        reputations = await asyncio.to_thread(lambda: [team.reputation(c.agent.id) for c in candidates])
-        items = [
-            ScoreItem(subtask=instruction, answer=answers[i].text, context=context_text,
-                      agent_id=candidates[i].agent.id, model=candidates[i].agent.model.spec,
-                      reputation=reputations[i], group=step_id,
-                      domain=candidates[i].agent.domain,
-                      reference=reference if settings.scorer_sees_reference else None)
-            for i in usable
-        ]
-        detailed = await asyncio.to_thread(team.scorer.score_detailed, items)
-        scores = dict(zip(usable, detailed, strict=True))
-    records = []
-    for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True)):
-        score = scores.get(i)
-        reward = _reward(settings, answer, score, reference) if settings.mode == "train" else None
-        if reward is not None:
-            await asyncio.to_thread(team.selector.update, candidate.agent.id, reward, answer.cost_usd,
-                                    answer.total_tokens, domain=candidate.agent.domain)
-        records.append(CandidateRecord(
+    # Scoring and learning touch the DADB and may run models: one thread hop each, off the event loop.
+    scores = await asyncio.to_thread(_judge, team, settings, candidates, answers, usable,
+                                     instruction=instruction, context_text=context_text, group=step_id,
+                                     reference=reference)
+    rewards = await asyncio.to_thread(_learn, team, settings, candidates, answers, scores, reference)
+    records = [
+        CandidateRecord(
             agent_id=candidate.agent.id, model=candidate.agent.model.spec, role=candidate.agent.role,
             answer=answer.text, value=final_value(answer.text) if answer.ok else None,
-            score=score.value if score else None, score_reason=score.reason if score else None,
-            reward=reward, selection=dict(candidate.components),
+            score=scores[i].value if i in scores else None,
+            score_reason=scores[i].reason if i in scores else None,
+            reward=rewards[i], selection=dict(candidate.components),
             input_tokens=answer.input_tokens, output_tokens=answer.output_tokens,
             cost_usd=answer.cost_usd, latency_s=answer.latency_s, error=answer.error,
-        ))
+        )
+        for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True))
+    ]
     # Best CRM score wins among answers with a final value; ties keep the coarse stage's order
     # (candidates arrive best first).
     best = max(usable, key=lambda i: (records[i].value is not None, scores[i].value, -i)) if usable else None
