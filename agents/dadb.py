@@ -202,10 +202,13 @@ class DADB:
             domain: A domain label for per-(agent, domain) statistics; None for all domains together.
         """
         label = _check_domain(domain)
+        query = f"SELECT agent_id, {', '.join(_FIELDS)} FROM agent_stats WHERE domain = ?"
         with self._lock:
-            rows = self._conn.execute(
-                f"SELECT agent_id, {', '.join(_FIELDS)} FROM agent_stats WHERE domain = ?", (label,)
-            ).fetchall()
+            if agent_ids is not None and len(agent_ids) <= 500:
+                marks = ",".join("?" * len(agent_ids))
+                rows = self._conn.execute(f"{query} AND agent_id IN ({marks})", (label, *agent_ids)).fetchall()
+            else:
+                rows = self._conn.execute(query, (label,)).fetchall()
         found = {row[0]: AgentStats(*row, domain=domain) for row in rows}
         if agent_ids is None:
             return found

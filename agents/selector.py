@@ -7,6 +7,9 @@ using statistics from the DADB (mirrored in memory by `StatsCache`), and return 
 (`run_fine_stage`) runs those candidates and keeps the best-scored answer; `update` feeds each candidate's
 reward and cost back to the DADB (a no-op in test mode).
 
+To select by an LLM-written target expert profile instead of the raw subtask (the paper's way), pass
+`TargetProfileWriter(model).write(subtask)` from `reso.agents.target_profile` to `select`.
+
 `RandomSelector` is the paper's random-selection ablation with the same interface.
 """
 
