@@ -22,9 +22,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Literal, Self
+
+from reso.agents.agent_stats import AgentStats
 
 Mode = Literal["train", "test"]
 _GLOBAL = ""
@@ -56,47 +58,6 @@ ON CONFLICT (agent_id, domain) DO UPDATE SET
     token_sum = token_sum + excluded.token_sum,
     last_update = excluded.last_update
 """
-
-
-@dataclass(frozen=True)
-class AgentStats:
-    """Accumulated statistics of one agent (over all domains when `domain` is None)."""
-
-    agent_id: str
-    visits: int = 0
-    reward_sum: float = 0.0
-    reward_sq_sum: float = 0.0
-    cost_sum: float = 0.0
-    token_sum: int = 0
-    last_update: float = 0.0
-    domain: str | None = None
-
-    @property
-    def mean_reward(self) -> float:
-        """Plain mean reward; 0.0 before the first visit."""
-        return self.reward_sum / self.visits if self.visits else 0.0
-
-    @property
-    def smoothed_reward(self) -> float:
-        """The paper's smoothed mean (sum + 1) / (visits + 1): 1.0 for an agent never visited."""
-        return (self.reward_sum + 1.0) / (self.visits + 1.0)
-
-    @property
-    def reward_variance(self) -> float:
-        """Population variance of the rewards; 0.0 with fewer than two visits."""
-        if self.visits < 2:
-            return 0.0
-        mean = self.mean_reward
-        return max(self.reward_sq_sum / self.visits - mean * mean, 0.0)
-
-    @property
-    def mean_cost(self) -> float:
-        """Mean cost per call in USD; 0.0 before the first visit."""
-        return self.cost_sum / self.visits if self.visits else 0.0
-
-    @property
-    def mean_tokens(self) -> float:
-        return self.token_sum / self.visits if self.visits else 0.0
 
 
 def _check_domain(domain: str | None) -> str:

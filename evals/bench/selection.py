@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from reso.agents.dadb import DADB, AgentStats
 from reso.agents.embeddings import HashEmbedder
 from reso.agents.index import DEFAULT_HNSW_THRESHOLD, ProfileIndex
@@ -201,8 +202,7 @@ def render_table(report: dict[str, Any]) -> Any:
     from rich.table import Table
 
     table = Table(title=f"selection time per subtask (dim {report['dim']}, top-M {report['top_m']}, k {report['k']})")
-    columns = ("agents", "index", "FAISS p50 ms", "release loop p50 ms", "speedup", "plain loop p50 ms", "speedup",
-               "recall", "top-1 agree")
+    columns = ("agents", "index", "FAISS ms", "release ms", "x release", "plain ms", "x plain", "recall", "agree")
     for column in columns:
         table.add_column(column, justify="right")
     for row in report["results"]:
