@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from reso.agents.embeddings import Embedder, normalize_rows
 from reso.agents.profiles import Agent
 

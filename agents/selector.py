@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+
 from reso.agents.dadb import DADB
 from reso.agents.embeddings import Embedder
 from reso.agents.fine_stage import run_fine_stage

@@ -84,6 +84,8 @@ def routing_command(
                                          "per domain); default: agents drawn uniformly in [--low, --high]."),
     subtasks: int = typer.Option(2000, min=1, help="Length of the subtask stream."),
     seed: int = typer.Option(0, help="Seed of the default probabilities, the stream and the rewards."),
+    seeds: str = typer.Option("", help="Several seeds, e.g. '0-7' or '0,3,5': report means, worst case and "
+                              "per-seed rows (overrides --seed)."),
     plot: str = typer.Option("", help="Save cumulative-regret curves to this PNG."),
     agents: int = typer.Option(63, min=2, help="Agents drawn when no --probs file is given."),
     low: float = typer.Option(0.05, min=0.0, max=1.0, help="Lowest drawn success probability."),
@@ -95,12 +97,17 @@ def routing_command(
     import json
     from pathlib import Path
 
-    from reso.evals.bench.routing import run_bench
+    from reso.evals.bench.routing import run_bench, run_seeds
 
+    options = {"low": low, "high": high, "agents": agents,
+               "exploration_c": exploration_c if exploration_c >= 0 else None}
     try:
-        report = run_bench(Path(probs) if probs else None, subtasks, seed, Path(plot) if plot else None,
-                           low=low, high=high, agents=agents,
-                           exploration_c=exploration_c if exploration_c >= 0 else None)
+        source, picture = (Path(probs) if probs else None), (Path(plot) if plot else None)
+        if seeds:
+            seed_list = _parse_seeds(seeds)
+            report = run_seeds(seed_list, source, subtasks, picture, **options)
+        else:
+            report = run_bench(source, subtasks, seed, picture, **options)
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
@@ -116,6 +123,20 @@ def routing_command(
     for name, row in report["policies"].items():
         table.add_row(name, f"{row['regret']:.1f}", f"{row['regret_vs_random']:.1%}", f"{row['best_pick_rate']:.1%}")
     Console().print(table)
+    if "target_met_seeds" in report:
+        Console().print(f"UCB regret <= 25% of random's on {report['target_met_seeds']} of {len(report['seeds'])} seeds")
+
+
+def _parse_seeds(text: str) -> list[int]:
+    """'0-7' or '0,3,5' (or a mix) as a list of seeds."""
+    seeds: list[int] = []
+    try:
+        for part in (p.strip() for p in text.split(",") if p.strip()):
+            first, dash, last = part.partition("-")
+            seeds.extend(range(int(first), int(last) + 1) if dash else [int(first)])
+    except ValueError:
+        raise ValueError(f"--seeds must look like '0-7' or '0,3,5', got {text!r}") from None
+    return seeds
 
 
 @app.command("crm")

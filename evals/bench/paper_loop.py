@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from reso.agents.dadb import AgentStats
 from reso.agents.selector import SelectorConfig
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from reso.agents.dadb import DADB
 from reso.agents.embeddings import HashEmbedder
 from reso.agents.index import ProfileIndex
@@ -219,5 +220,43 @@ def run_bench(probs: Path | None = None, subtasks: int = 2000, seed: int = 0, pl
         "mean_probability": [round(float(p), 4) for p in arms.probabilities.mean(axis=0)],
         "policies": policies,
         "target_ucb_regret_at_most_25pct_of_random": bool(policies["ucb"]["regret"] <= 0.25 * policies["random"]["regret"]),
+        "plot": str(plot) if plot is not None else None,
+    }
+
+
+def run_seeds(seeds: Sequence[int], probs: Path | None = None, subtasks: int = 2000, plot: Path | None = None,
+              low: float = DEFAULT_LOW, high: float = DEFAULT_HIGH, agents: int = DEFAULT_AGENTS,
+              exploration_c: float | None = None) -> dict[str, Any]:
+    """`run_bench` for several seeds (new probabilities per seed when drawn); means, worst cases, per-seed rows.
+
+    The plot, when asked for, shows the first seed.
+    """
+    if not seeds:
+        raise ValueError("give at least one seed")
+    runs = [run_bench(probs, subtasks, seed, plot if i == 0 else None, low=low, high=high, agents=agents,
+                      exploration_c=exploration_c) for i, seed in enumerate(seeds)]
+    policies: dict[str, dict[str, float]] = {}
+    for name in runs[0]["policies"]:
+        rows = [run["policies"][name] for run in runs]
+        ratios = [row["regret_vs_random"] for row in rows if row["regret_vs_random"] is not None]
+        policies[name] = {
+            "regret": round(float(np.mean([row["regret"] for row in rows])), 3),
+            "best_pick_rate": round(float(np.mean([row["best_pick_rate"] for row in rows])), 4),
+            "regret_vs_random": round(float(np.mean(ratios)), 4) if ratios else None,
+            "regret_vs_random_worst": round(float(np.max(ratios)), 4) if ratios else None,
+        }
+    met = sum(run["target_ucb_regret_at_most_25pct_of_random"] for run in runs)
+    return {
+        "benchmark": "routing",
+        "subtasks": subtasks,
+        "agents": runs[0]["agents"],
+        "domains": runs[0]["domains"],
+        "source": str(probs) if probs is not None else f"uniform[{low}, {high}], drawn per seed",
+        "seeds": list(seeds),
+        "ucb_exploration_c": runs[0]["ucb_exploration_c"],
+        "policies": policies,
+        "target_met_seeds": met,
+        "target_ucb_regret_at_most_25pct_of_random": met == len(runs),
+        "per_seed": [{"seed": run["seed"], "policies": run["policies"]} for run in runs],
         "plot": str(plot) if plot is not None else None,
     }

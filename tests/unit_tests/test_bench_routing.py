@@ -6,9 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
+
 from reso.evals.bench.routing import Arms, load_arms, simulate
 from reso.evals.cli import app
-from typer.testing import CliRunner
 
 
 def test_cli_prints_json_last_and_saves_the_plot(tmp_path) -> None:
@@ -74,3 +75,18 @@ def test_bad_probability_files_name_the_problem(tmp_path, name, text, message) -
         load_arms(path)
     result = CliRunner().invoke(app, ["bench", "routing", "--probs", str(path), "--json"])
     assert result.exit_code == 2 and "error:" in result.output
+
+
+def test_several_seeds_report_means_worst_case_and_rows() -> None:
+    result = CliRunner().invoke(app, ["bench", "routing", "--subtasks", "150", "--agents", "6", "--seeds", "0-1,5",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["seeds"] == [0, 1, 5] and [row["seed"] for row in report["per_seed"]] == [0, 1, 5]
+    ucb = report["policies"]["ucb"]
+    per_seed = [row["policies"]["ucb"]["regret_vs_random"] for row in report["per_seed"]]
+    assert ucb["regret_vs_random_worst"] == max(per_seed)
+    assert ucb["regret_vs_random"] == pytest.approx(sum(per_seed) / 3, abs=1e-4)
+    assert 0 <= report["target_met_seeds"] <= 3
+    bad = CliRunner().invoke(app, ["bench", "routing", "--seeds", "a-b", "--json"])
+    assert bad.exit_code == 2 and "--seeds" in bad.output

@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
+
 from reso.agents.dadb import DADB
 from reso.agents.embeddings import HashEmbedder
 from reso.agents.index import ProfileIndex
@@ -19,7 +21,6 @@ from reso.evals.bench.selection import (
     synthetic_pool,
 )
 from reso.evals.cli import app
-from typer.testing import CliRunner
 
 
 def test_cli_prints_json_last_with_the_required_keys() -> None:

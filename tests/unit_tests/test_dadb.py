@@ -6,6 +6,7 @@ import json
 import multiprocessing as mp
 
 import pytest
+
 from reso.agents.dadb import DADB, AgentStats
 
 

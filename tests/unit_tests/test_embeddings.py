@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
+
 from reso.agents.embeddings import CachedEmbedder, HashEmbedder, LangChainEmbedder, load_embedder
 
 

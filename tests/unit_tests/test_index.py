@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from reso.agents.embeddings import load_embedder
 from reso.agents.index import ProfileIndex, index_path_for_db, profile_index_for_pool
 from reso.agents.pool import pool_from_dict

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+
 from reso.agents.dadb import DADB
 from reso.agents.embeddings import load_embedder
 from reso.agents.index import ProfileIndex
