@@ -36,6 +36,10 @@ class ReSoSettings:
         metadata={"description": "Hand ground truth to the scorer (the oracle baseline only; never for ReSo)."},
     )
     mode: Mode = field(default="test", metadata={"description": "train updates the DADB; test keeps it frozen."})
+    explore_when_frozen: bool = field(
+        default=False,
+        metadata={"description": "Keep the UCB exploration bonus in test mode (default: exploit what was learned)."},
+    )
     db: str = field(default="", metadata={"description": "DADB SQLite file; empty = in memory for this process."})
     embedder: str = field(default="minilm", metadata={"description": "Embedder spec for profiles and subtasks."})
     context_policy: ContextPolicy = field(

@@ -99,7 +99,7 @@ def _learn(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answer
     for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True)):
         reward = _reward(answer, scores.get(i), reference)
         team.selector.update(candidate.agent.id, reward, answer.cost_usd, answer.total_tokens,
-                             domain=candidate.agent.domain)
+                             domain=getattr(candidate, "domain", None))
         rewards.append(reward)
     return rewards
 

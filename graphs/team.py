@@ -61,7 +61,7 @@ _CACHE_LOCK = threading.Lock()
 def _team_key(settings: ReSoSettings) -> tuple[Any, ...]:
     return (settings.pool, settings.embedder, settings.db, settings.mode, settings.selection,
             settings.ucb_variant, settings.cost_weight, settings.top_m, settings.k, settings.scorer,
-            settings.planner_model, settings.seed)
+            settings.planner_model, settings.seed, settings.explore_when_frozen)
 
 
 def build_team(settings: ReSoSettings) -> Team:
@@ -79,8 +79,11 @@ def build_team(settings: ReSoSettings) -> Team:
     if settings.selection == "random":
         selector: Selector = RandomSelector(pool, dadb, config=SelectorConfig(k=settings.k, seed=settings.seed))
     else:
+        # A frozen DADB learns nothing from exploring, so test mode exploits unless told otherwise.
+        exploit = settings.mode == "test" and not settings.explore_when_frozen
         config = SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.ucb_variant,
-                                cost_weight=settings.cost_weight, seed=settings.seed)
+                                cost_weight=settings.cost_weight, seed=settings.seed,
+                                exploration_c=0.0 if exploit else None)
         selector = UCBSelector(pool, dadb, load_embedder(settings.embedder), config)
     planner_model = None
     if settings.planner_model:

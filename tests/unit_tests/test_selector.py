@@ -77,7 +77,8 @@ def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
     assert by_id["b"]["cost_penalty"] == pytest.approx(cost_b / cost_a)
     base_b = (2.0 - cost_b / cost_a + 0.36) / 2
     assert by_id["b"]["base"] == pytest.approx(base_b)
-    assert by_id["b"]["score"] == pytest.approx((base_b + 0.3 * math.sqrt(math.log(4.01))) * _sigmoid(-0.4))
+    # The normalized variant's default exploration constant is 0.1 (the paper variant keeps 0.3).
+    assert by_id["b"]["score"] == pytest.approx((base_b + 0.1 * math.sqrt(math.log(4.01))) * _sigmoid(-0.4))
     heavier = _selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, cost_weight=0.5)
     assert {c.agent.id: c.components["cost_penalty"] for c in heavier.select_vector(np.array([1.0, 0, 0]))} == \
         pytest.approx({"a": 0.5, "b": 0.5 * cost_b / cost_a})
@@ -220,3 +221,32 @@ async def test_fine_stage_runs_candidates_concurrently_and_picks_the_best() -> N
     assert scores == [1.0, 3.0] and best == 1
     with pytest.raises(ValueError, match="2 answers"):
         await run_fine_stage(["a", "b"], lambda c: asyncio.sleep(0, c), lambda a: [1.0])
+
+
+def test_exploration_constant_defaults_per_variant() -> None:
+    assert SelectorConfig().exploration_c == 0.1
+    assert SelectorConfig(variant="paper").exploration_c == 0.3
+    assert SelectorConfig(exploration_c=0.0).exploration_c == 0.0
+
+
+def _two_model_pool():
+    roles = [{"id": f"{model}/{role}", "model": {"spec": f"fake:{model}", "price_in": 1.0, "price_out": 1.0},
+              "role": role, "profile": f"{role} expert"} for model in ("m1", "m2") for role in ("r1", "r2")]
+    return pool_from_dict({"name": "two-models", "agents": roles})
+
+
+def test_candidates_prefer_distinct_base_models() -> None:
+    pool = _two_model_pool()
+    # Both m1 agents match the query best; the diverse pick still takes one m2 agent second.
+    vectors = np.array([[1.0, 0, 0], [0.99, 0.14, 0], [0.6, 0.8, 0], [0.5, 0.86, 0]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = ProfileIndex.build(pool.ids, vectors)
+    diverse = UCBSelector(pool, DADB(None), load_embedder("hash:16"), SelectorConfig(k=2, seed=0), index=index)
+    picked = [c.agent.id for c in diverse.select_vector(np.array([1.0, 0, 0]))]
+    assert picked == ["m1/r1", "m2/r1"]
+    plain = UCBSelector(pool, DADB(None), load_embedder("hash:16"),
+                        SelectorConfig(k=2, seed=0, distinct_models=False), index=index)
+    assert [c.agent.id for c in plain.select_vector(np.array([1.0, 0, 0]))] == ["m1/r1", "m1/r2"]
+    # With k above the number of models, same-model agents fill the remaining places in score order.
+    three = UCBSelector(pool, DADB(None), load_embedder("hash:16"), SelectorConfig(k=3, seed=0), index=index)
+    assert [c.agent.id for c in three.select_vector(np.array([1.0, 0, 0]))] == ["m1/r1", "m2/r1", "m1/r2"]
