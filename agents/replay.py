@@ -209,10 +209,15 @@ class ReplayChatModel(BaseChatModel):
     Set it to an empty file for recordings made without a prefix."""
 
     _table: ReplayTable = PrivateAttr()
+    _prefix: str = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
         self._table = replay_table(self.replay_path)
+        # Resolved once: locating package data may touch the file system, which must stay off the
+        # event loop that `_agenerate` answers on.
+        self._prefix = self.prefix_path or str(fewshot_prefix_path())
+        _prompt_tokens(self._prefix, "")  # reads the prefix and loads the tokenizer now, not on the loop
         if self.recorded_model not in self._table.models:
             raise ReplayError(_unknown_model_message(self._table, self.recorded_model))
 
@@ -249,7 +254,7 @@ class ReplayChatModel(BaseChatModel):
     ) -> ChatResult:
         recording = self.recording_for(messages)
         text = recording.responses[self.recorded_model]
-        input_tokens = _prompt_tokens(self.prefix_path or str(fewshot_prefix_path()), recording.question)
+        input_tokens = _prompt_tokens(self._prefix, recording.question)
         output_tokens = count_tokens(text)
         message = AIMessage(
             content=text,
