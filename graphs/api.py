@@ -53,7 +53,11 @@ class ReSo:
             # Without a checkpointer the compiled graph holds no per-run state: build it once per instance
             # (building costs about as much as the engine's own work on a whole small question).
             if self._plain_graph is None:
-                self._plain_graph = build_graph(self.team)
+                # A plan review pauses the run, which needs somewhere to keep it: memory, for this process.
+                from langgraph.checkpoint.memory import InMemorySaver
+
+                saver = InMemorySaver() if self.settings.review_plan else None
+                self._plain_graph = build_graph(self.team, checkpointer=saver)
             yield self._plain_graph
             return
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -76,7 +80,7 @@ class ReSo:
 
     async def _start_or_resume(self, graph: Any, payload: dict[str, Any], config: dict[str, Any]) -> Any:
         """The input to pass: None resumes a saved, unfinished run of the same thread."""
-        if self.checkpoint_path is None:
+        if self.checkpoint_path is None and not self.settings.review_plan:
             return payload
         snapshot = await graph.aget_state(config)
         return None if snapshot.next else payload
@@ -108,20 +112,50 @@ class ReSo:
 
     async def asolve(self, question: str, *, plan: Sequence[Mapping[str, Any]] | None = None,
                      references: Mapping[str, str] | None = None, thread_id: str | None = None) -> Result:
-        """Answer one question and return the full result."""
+        """Answer one question and return the full result.
+
+        With `review_plan` set, the run pauses after planning: the result has status "awaiting_review",
+        the proposed plan and a `thread_id`; `aresume(thread_id, plan=...)` continues it.
+        """
         payload = self._input(question, plan, references)
-        config = {"configurable": {"thread_id": thread_id or uuid.uuid4().hex}}
+        thread = thread_id or uuid.uuid4().hex
+        config = {"configurable": {"thread_id": thread}}
         async with self._graph() as graph:
             start = await self._start_or_resume(graph, payload, config)
             output = await graph.ainvoke(start, config, context=self.settings)
-            if self.checkpoint_path is not None:
-                output = dict((await graph.aget_state(config)).values)
-        state = {**payload, **output}
-        return Result.from_state(state)
+            if self.checkpoint_path is not None or self.settings.review_plan:
+                output = {**dict((await graph.aget_state(config)).values), **output}
+        return self._result({**payload, **output}, thread)
+
+    async def aresume(self, thread_id: str, *, plan: Sequence[Mapping[str, Any]] | None = None) -> Result:
+        """Continue a run paused for plan review, with an edited `plan` or (None) the proposed one."""
+        from langgraph.types import Command
+
+        config = {"configurable": {"thread_id": thread_id}}
+        # Always a mapping: `{"plan": None}` keeps the proposed plan (a bare None is not a resume value).
+        decision = {"plan": [dict(step) for step in plan] if plan else None}
+        async with self._graph() as graph:
+            snapshot = await graph.aget_state(config)
+            if not snapshot.next:
+                raise ValueError(f"thread {thread_id!r} has no paused run to resume")
+            output = await graph.ainvoke(Command(resume=decision), config, context=self.settings)
+            state = {**dict((await graph.aget_state(config)).values), **output}
+        return self._result(state, thread_id)
+
+    @staticmethod
+    def _result(state: dict[str, Any], thread_id: str) -> Result:
+        paused = bool(state.pop("__interrupt__", None))
+        if paused:
+            state = {**state, "status": "awaiting_review"}
+        return Result.from_state({**state, "thread_id": thread_id})
 
     def solve(self, question: str, **kwargs: Any) -> Result:
         """Synchronous `asolve` (not for use inside a running event loop)."""
         return asyncio.run(self.asolve(question, **kwargs))
+
+    def resume(self, thread_id: str, **kwargs: Any) -> Result:
+        """Synchronous `aresume`."""
+        return asyncio.run(self.aresume(thread_id, **kwargs))
 
 
 def solve(question: str, **settings: Any) -> Result:

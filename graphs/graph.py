@@ -58,10 +58,10 @@ class ReSoGraph:
         if not settings.review_plan:
             return {}
         edited = interrupt({"plan": state["plan"],
-                            "hint": "resume with {'plan': [...]} to replace the plan, or null to keep it"})
-        if not edited:
-            return {}
+                            "hint": "resume with {'plan': [...]} to replace the plan, or {'plan': null} to keep it"})
         steps = edited.get("plan") if isinstance(edited, dict) else edited
+        if not steps:
+            return {}
         return {"plan": TaskDAG.from_steps(steps).to_steps(), "notes": ["plan edited by a person"]}
 
     async def execute(self, state: ReSoState, runtime: Runtime[ReSoSettings],

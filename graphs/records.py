@@ -90,8 +90,9 @@ class Result(BaseModel):
     steps: list[StepRecord]
     usage: Usage
     latency_s: float
-    status: Literal["done", "failed", "budget_exceeded"] = "done"
+    status: Literal["done", "failed", "budget_exceeded", "awaiting_review"] = "done"
     notes: list[str] = Field(default_factory=list)
+    thread_id: str | None = Field(default=None, description="The run's thread, to resume it.")
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> Result:
@@ -109,6 +110,7 @@ class Result(BaseModel):
             latency_s=float(state.get("latency_s", 0.0)),
             status=state.get("status", "done"),
             notes=list(state.get("notes") or []),
+            thread_id=state.get("thread_id"),
         )
 
     def to_json(self) -> dict[str, Any]:
