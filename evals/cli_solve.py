@@ -39,9 +39,10 @@ def settings_from_options(**options: Any) -> Any:
     return ReSoSettings().replace(**{k: v for k, v in options.items() if v is not None})
 
 
-def _all_no_recording(result: Any) -> bool:
+def _missing_recording(result: Any) -> bool:
+    """No answer, and a replay agent was asked something it has no recording of."""
     errors = [c.error or "" for step in result.steps for c in step.candidates]
-    return bool(errors) and all("NoRecording" in error for error in errors if error) and result.answer is None
+    return result.answer is None and any(error.startswith("NoRecordingError") for error in errors)
 
 
 def solve(
@@ -73,7 +74,7 @@ def solve(
         typer.echo(f"answer: {result.answer if result.answer is not None else '(none)'}  "
                    f"[{result.status}; {result.usage.total_tokens} tokens; ${result.usage.cost_usd:.4f}; "
                    f"{result.latency_s:.2f}s]")
-    if _all_no_recording(result):
+    if _missing_recording(result):
         typer.echo(NO_RECORDING_HINT, err=True)
     if result.answer is None:
         raise typer.Exit(1)

@@ -1,0 +1,57 @@
+"""`reso solve` on the embedded offline pool: the JSON object, question sources, and the no-recording hint."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from reso.evals.cli import app
+
+JANET = ("Janet’s ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins for "
+         "her friends every day with four. She sells the remainder at the farmers' market daily for $2 per fresh "
+         "duck egg. How much in dollars does she make every day at the farmers' market?")
+runner = CliRunner()
+
+
+def _last_json(output: str) -> dict:
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def test_solve_json_has_the_documented_fields():
+    result = runner.invoke(app, ["solve", JANET, "--json"])
+    assert result.exit_code == 0, result.output
+    payload = _last_json(result.stdout)
+    assert payload["answer"] == "18"
+    assert payload["plan"] == [{"id": "final", "instruction": JANET, "depends_on": []}]
+    step = payload["steps"][0]
+    assert {"id", "agent", "answer", "candidates"} <= set(step)
+    assert step["agent"].split("/")[0] in {"gpt-4", "mixtral"}
+    # Both recorded models answer (distinct base models); 1,194 prompt tokens each (8-shot prefix + question).
+    assert sorted(c["agent_id"].split("/")[0] for c in step["candidates"]) == ["gpt-4", "mixtral"]
+    assert all(c["input_tokens"] == 1194 for c in step["candidates"])
+    usage = payload["usage"]
+    assert usage["total_tokens"] == sum(c["input_tokens"] + c["output_tokens"] for c in step["candidates"])
+    assert usage["cost_usd"] > 0 and payload["latency_s"] > 0
+
+
+def test_solve_reads_the_question_from_a_file_and_from_stdin(tmp_path):
+    question_file = tmp_path / "q.txt"
+    question_file.write_text(JANET, encoding="utf-8")
+    from_file = runner.invoke(app, ["solve", "--file", str(question_file), "--json"])
+    from_stdin = runner.invoke(app, ["solve", "-", "--json"], input=JANET)
+    assert _last_json(from_file.stdout)["answer"] == "18"
+    assert _last_json(from_stdin.stdout)["answer"] == "18"
+
+
+def test_a_question_outside_the_recordings_names_how_to_configure_an_endpoint():
+    result = runner.invoke(app, ["solve", "What is the airspeed velocity of an unladen swallow?", "--json"])
+    assert result.exit_code == 1
+    assert _last_json(result.stdout)["answer"] is None
+    assert "replays recorded answers" in result.stderr and "--pool" in result.stderr
+
+
+def test_empty_question_is_a_usage_error():
+    result = runner.invoke(app, ["solve", "   "])
+    assert result.exit_code == 2
+    assert "no question given" in result.output
