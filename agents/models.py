@@ -9,7 +9,9 @@
 | `tool:<name>` | a deterministic tool agent (`reso.agents.tools`) |
 
 Everything returned is a `BaseChatModel`, so tracing, rate limiters, retries and response caches apply
-unchanged. API keys are read from the environment variable the spec names, handed to the client as a
+unchanged. `params.requests_per_second` (with optional `max_bucket_size` and `check_every_n_seconds`)
+becomes a LangChain `InMemoryRateLimiter` on the model, whatever the provider; all agents sharing the
+model spec share it. API keys are read from the environment variable the spec names, handed to the client as a
 `SecretStr`, and never written into an error message.
 """
 
@@ -19,6 +21,7 @@ import os
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.rate_limiters import InMemoryRateLimiter
 from pydantic import SecretStr
 
 from reso.agents.profiles import ModelSpec
@@ -70,6 +73,30 @@ def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
         raise ModelLoadError(f"{model.spec}: the provider's LangChain package is not installed ({error})") from None
 
 
+RATE_LIMIT_PARAMS = ("requests_per_second", "max_bucket_size", "check_every_n_seconds")
+"""Keys of `ModelSpec.params` that configure the model's rate limiter instead of its constructor."""
+
+
+def rate_limiter_from_params(model: ModelSpec, params: dict[str, Any]) -> InMemoryRateLimiter | None:
+    """Take the rate-limit keys out of `params` (in place) and build the limiter they describe.
+
+    Returns:
+        An `InMemoryRateLimiter`, or None when `params` has no `requests_per_second`.
+
+    Raises:
+        ModelLoadError: A limit key without `requests_per_second`, or a value that is not a positive number.
+    """
+    given = {key: params.pop(key) for key in RATE_LIMIT_PARAMS if key in params}
+    if not given:
+        return None
+    if "requests_per_second" not in given:
+        raise ModelLoadError(f"{model.spec}: params {sorted(given)} need params.requests_per_second")
+    for key, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise ModelLoadError(f"{model.spec}: params.{key} must be a positive number, got {value!r}")
+    return InMemoryRateLimiter(**{key: float(value) for key, value in given.items()})
+
+
 def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
     """Turn a model spec into a LangChain chat model.
 
@@ -77,15 +104,27 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
         model: A `ModelSpec`, or a bare spec string such as `"tool:calculator"`.
 
     Returns:
-        The chat model; `model.params` are passed to its constructor.
+        The chat model; `model.params` are passed to its constructor, except the rate-limit keys
+        (`RATE_LIMIT_PARAMS`), which become its `rate_limiter`.
 
     Raises:
-        ModelLoadError: Unknown tool, missing API-key variable, unknown provider, or a bad `local:` path.
+        ModelLoadError: Unknown tool, missing API-key variable, unknown provider, a bad `local:` path, or
+            a bad rate limit.
         reso.agents.replay.ReplayError: A missing or invalid replay file, or a model it does not record.
     """
     if isinstance(model, str):
         model = ModelSpec(spec=model)
     params = dict(model.params)
+    limiter = rate_limiter_from_params(model, params)
+    chat_model = _build(model, params)
+    if limiter is not None:
+        # Set on the built model rather than passed to each constructor: replay, tool and local loaders
+        # validate their own params, and `rate_limiter` is a field of every BaseChatModel.
+        chat_model.rate_limiter = limiter
+    return chat_model
+
+
+def _build(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
     provider = model.provider
     if provider == "tool":
         from reso.agents.tools import TOOLS
