@@ -38,8 +38,11 @@ def _read_question(question: str | None, file: str | None) -> str:
     elif file is not None:
         try:
             text = Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise _InputError(f"cannot read question file {file}: {error}") from None
+        except UnicodeDecodeError as error:
+            raise _InputError(f"cannot read question file {file}: not valid UTF-8 "
+                              f"(byte 0x{error.object[error.start]:02x} at offset {error.start})") from None
+        except OSError as error:
+            raise _InputError(f"cannot read question file {file}: {error.strerror or error}") from None
     else:
         text = source
     if not text.strip():

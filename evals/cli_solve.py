@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 
@@ -17,20 +17,42 @@ NO_RECORDING_HINT = (
 )
 
 
+class QuestionInputError(ValueError):
+    """The question could not be read (missing, empty, unreadable or not UTF-8)."""
+
+
 def read_question(question: str | None, file: Path | None) -> str:
-    """The question from the argument, a file, or standard input (`-`)."""
+    """The question from the argument, a file, or standard input (`-`).
+
+    Raises:
+        QuestionInputError: No question, an empty one, or a file that cannot be read as UTF-8 text.
+    """
     if file is not None:
         try:
             text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise typer.BadParameter(f"cannot read question file {file}: {error}") from None
+        except UnicodeDecodeError as error:
+            raise QuestionInputError(f"cannot read question file {file}: not valid UTF-8 "
+                                     f"(byte 0x{error.object[error.start]:02x} at offset {error.start})") from None
+        except OSError as error:
+            raise QuestionInputError(f"cannot read question file {file}: {error.strerror or error}") from None
     elif question == "-":
         text = sys.stdin.read()
     else:
         text = question or ""
     if not text.strip():
-        raise typer.BadParameter("no question given (argument, --file FILE, or - for standard input)")
+        raise QuestionInputError("no question given (argument, --file FILE, or - for standard input)")
     return text.strip()
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    # One plain line, not typer's boxed usage panel: messages name files and fields and must stay whole.
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
 
 
 def settings_from_options(**options: Any) -> Any:
@@ -39,10 +61,22 @@ def settings_from_options(**options: Any) -> Any:
     return ReSoSettings().replace(**{k: v for k, v in options.items() if v is not None})
 
 
-def _missing_recording(result: Any) -> bool:
-    """No answer, and a replay agent was asked something it has no recording of."""
-    errors = [c.error or "" for step in result.steps for c in step.candidates]
-    return result.answer is None and any(error.startswith("NoRecordingError") for error in errors)
+def failure_lines(result: Any) -> list[str]:
+    """Why a run gave no answer, for standard error: one `error:` line with the distinct candidate errors
+    (already scrubbed of keys by the agents layer), and the no-recording hint when replay agents had none."""
+    if result.answer is not None:
+        return []
+    errors = list(dict.fromkeys(c.error for step in result.steps for c in step.candidates if c.error))
+    if result.status == "budget_exceeded":
+        lines = ["error: no answer: the question's budget ran out before a final answer"]
+    elif errors:
+        shown = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+        lines = [f"error: no answer: every candidate failed: {shown}"]
+    else:
+        lines = [f"error: no answer ({result.status})"]
+    if any("NoRecording" in error for error in errors):
+        lines.append(NO_RECORDING_HINT)
+    return lines
 
 
 def solve(
@@ -59,12 +93,17 @@ def solve(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
     """Answer QUESTION with a self-organising team of agents."""
-    text = read_question(question, file)
     try:
+        text = read_question(question, file)
         settings = settings_from_options(pool=pool, planner=planner, planner_model=planner_model, k=k,
                                          scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
-    except ValueError as error:
-        raise typer.BadParameter(str(error)) from None
+        from reso.graphs.team import team_for
+
+        # Build the team (pool, models, API keys, scorer) before the live view starts, so a bad pool file,
+        # an unset key variable or an unknown scorer is one line and exit code 2, not a traceback.
+        team_for(settings)
+    except ValueError as error:  # every configuration error of the layers below is a ValueError
+        _fail(_first_line(error), 2)
     from reso.evals.progress import run_with_progress
 
     result = run_with_progress(text, settings, quiet=json_output)
@@ -74,7 +113,7 @@ def solve(
         typer.echo(f"answer: {result.answer if result.answer is not None else '(none)'}  "
                    f"[{result.status}; {result.usage.total_tokens} tokens; ${result.usage.cost_usd:.4f}; "
                    f"{result.latency_s:.2f}s]")
-    if _missing_recording(result):
-        typer.echo(NO_RECORDING_HINT, err=True)
+    for line in failure_lines(result):
+        typer.echo(line, err=True)
     if result.answer is None:
         raise typer.Exit(1)
