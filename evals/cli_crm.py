@@ -40,8 +40,9 @@ def _load(data: Path, split: str | None, limit_questions: int | None) -> list[An
 
 def _fail(message: str) -> NoReturn:
     # A plain line rather than typer's boxed usage error: a file:line:field message must not be wrapped.
+    # Exit code 2: every caller reports bad input (records, split, model spec), as the other commands do.
     typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=1)
+    raise typer.Exit(code=2)
 
 
 def _round(value: Any) -> Any:

@@ -92,7 +92,7 @@ def test_train_and_eval_on_replay_subset(shared_data: Path, tmp_path: Path) -> N
 def test_unknown_model_spec_is_a_clean_error(synthetic: tuple[Path, Path]) -> None:
     data, _ = synthetic
     result = runner.invoke(app, ["crm", "eval", "--data", str(data), "--model", "nonsense-kind"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "--model 'nonsense-kind'" in result.output
 
 
