@@ -126,6 +126,7 @@ def release_problem(record: Record, *, id_prefix: str, source: str) -> Problem:
             raise record.error(f"gt_subtask[{position}]", str(error)) from None
         plan.append({"id": step_id, "instruction": instruction, "depends_on": depends_on})
     subtask_answers[FINAL_STEP_ID] = answer
+    _check_plan(record, plan, "gt_plan")
 
     problem_id = _text_or_number(record, data, "id") if "id" in data else f"{id_prefix}-{record.index}"
     return Problem(problem_id, data["problem_text"], answer, plan, subtask_answers,
@@ -169,7 +170,19 @@ def _plain_plan(record: Record, raw: object) -> list[dict]:
         if not isinstance(depends, list) or not all(isinstance(d, (str, int)) for d in depends):
             raise record.error(f"{field}.depends_on", "expected a list of step ids")
         plan.append({"id": step_id, "instruction": step["instruction"], "depends_on": [str(d) for d in depends]})
+    _check_plan(record, plan, "plan")
     return plan
+
+
+def _check_plan(record: Record, plan: list[dict], field: str) -> None:
+    """Refuse a plan the engine could not run (a cycle, a repeated id), before any item of the file runs;
+    defects the engine repairs (an unknown dependency, an unused step) are left to it and its notes."""
+    from reso.graphs.dag import PlanError, TaskDAG
+
+    try:
+        TaskDAG.from_steps(plan)
+    except PlanError as error:
+        raise record.error(field, str(error)) from None
 
 
 def _text_or_number(record: Record, data: dict, key: str, field: str | None = None) -> str:
