@@ -8,7 +8,8 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class AgentAnswer:
-    """One candidate's answer to one subtask. `error` is set (and `text` empty) when the call failed."""
+    """One candidate's answer to one subtask. `error` is set (and `text` empty) when the call failed;
+    `retries` counts the extra attempts transient failures cost."""
 
     agent_id: str
     text: str
@@ -17,6 +18,7 @@ class AgentAnswer:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     error: str | None = None
+    retries: int = 0
 
     @property
     def ok(self) -> bool:

@@ -2,7 +2,9 @@
 
 Every failure (a timeout, an HTTP error, a replay agent without a recording, a tool that declines) comes
 back as an `AgentAnswer` whose `error` is one short line, so that one failing candidate never brings down
-a subtask. Error lines are scrubbed of API keys before they leave this module.
+a subtask. Error lines are scrubbed of API keys before they leave this module. Transient failures
+(timeouts, 429, 5xx, lost connections) are retried first under a `RetryPolicy` (`reso.agents.retry`);
+the answer counts the retries.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from reso.agents.answers import AgentAnswer
 from reso.agents import models as _models
 from reso.agents.profiles import Agent, ModelSpec
+from reso.agents.retry import NO_RETRY, RetryFailed, RetryPolicy, call_with_retries
 
 MAX_ERROR_CHARS = 300
 
@@ -73,32 +76,42 @@ async def call_agent(
     *,
     timeout_s: float | None = None,
     config: Mapping[str, Any] | None = None,
+    retry: RetryPolicy | None = None,
 ) -> AgentAnswer:
-    """Ask one agent one subtask prompt and record the answer, its tokens, cost and latency.
+    """Ask one agent one subtask prompt and record the answer, its tokens, cost, latency and retries.
 
     Args:
         agent: The agent (its system prompt and prices are used).
         model: The agent's loaded chat model.
         prompt: The full subtask prompt (the human message).
-        timeout_s: Give up after this many seconds (the answer then carries a `TimeoutError`).
+        timeout_s: Give up on an attempt after this many seconds (a `TimeoutError`, transient: retried).
         config: Optional LangChain run config (callbacks, tags, metadata) passed to `ainvoke`.
+        retry: How transient failures are retried; default: not at all.
 
     Returns:
-        The answer; never raises for a failed call: `error` is set and `text` is empty instead.
+        The answer; never raises for a failed call: `error` is set and `text` is empty instead. `latency_s`
+        covers every attempt and the waits between them.
     """
     messages = [SystemMessage(agent.system_prompt), HumanMessage(prompt)]
     run_config = {"metadata": {"agent_id": agent.id}, **(config or {})}
+
+    async def attempt() -> Any:
+        call = model.ainvoke(messages, config=run_config)  # type: ignore[arg-type]
+        try:
+            return await (asyncio.wait_for(call, timeout_s) if timeout_s is not None else call)
+        except asyncio.TimeoutError as error:
+            if str(error):
+                raise
+            raise TimeoutError(f"no answer within {timeout_s:g} s") from None
+
     start = time.perf_counter()
     try:
-        call = model.ainvoke(messages, config=run_config)  # type: ignore[arg-type]
-        response = await (asyncio.wait_for(call, timeout_s) if timeout_s is not None else call)
+        response, retries = await call_with_retries(attempt, retry or NO_RETRY)
     except asyncio.CancelledError:
         raise
-    except Exception as error:  # noqa: BLE001 - every failure becomes a recorded answer, by design
-        if isinstance(error, asyncio.TimeoutError) and not str(error):
-            error = TimeoutError(f"no answer within {timeout_s:g} s")
+    except RetryFailed as failed:
         return AgentAnswer(agent_id=agent.id, text="", latency_s=time.perf_counter() - start,
-                           error=error_line(error, agent))
+                           error=error_line(failed.error, agent), retries=failed.retries)
     latency = time.perf_counter() - start
     input_tokens, output_tokens = token_usage(response) if isinstance(response, AIMessage) else (0, 0)
     return AgentAnswer(
@@ -108,6 +121,7 @@ async def call_agent(
         output_tokens=output_tokens,
         cost_usd=agent.cost_usd(input_tokens, output_tokens),
         latency_s=latency,
+        retries=retries,
     )
 
 

@@ -24,6 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.rate_limiters import InMemoryRateLimiter
 from pydantic import SecretStr
 
+from reso.agents.faults import with_faults
 from reso.agents.profiles import ModelSpec
 
 
@@ -56,7 +57,12 @@ def _openai_compatible(model: ModelSpec, params: dict[str, Any]) -> BaseChatMode
     from langchain_openai import ChatOpenAI
 
     key = api_key_from_env(model) or SecretStr(NO_KEY)
+    params = {"max_retries": 0, **params}  # reso.agents.retry retries instead (its docstring says why)
     return ChatOpenAI(model=model.target, base_url=model.base_url, api_key=key, **params)
+
+
+# Providers whose LangChain client retries HTTP errors itself (`max_retries`).
+CLIENT_RETRY_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic"})
 
 
 def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
@@ -67,6 +73,8 @@ def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
         params = {**params, "api_key": key}
     if model.base_url:
         params = {**params, "base_url": model.base_url}
+    if model.provider in CLIENT_RETRY_PROVIDERS:
+        params = {"max_retries": 0, **params}  # reso.agents.retry retries instead (its docstring says why)
     try:
         return init_chat_model(model.spec, **params)  # type: ignore[return-value]
     except ImportError as error:
@@ -105,7 +113,8 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
 
     Returns:
         The chat model; `model.params` are passed to its constructor, except the rate-limit keys
-        (`RATE_LIMIT_PARAMS`), which become its `rate_limiter`.
+        (`RATE_LIMIT_PARAMS`), which become its `rate_limiter`. With `model.faults`, the model comes
+        wrapped in a fault injector (`reso.agents.faults`).
 
     Raises:
         ModelLoadError: Unknown tool, missing API-key variable, unknown provider, a bad `local:` path, or
@@ -121,7 +130,7 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
         # Set on the built model rather than passed to each constructor: replay, tool and local loaders
         # validate their own params, and `rate_limiter` is a field of every BaseChatModel.
         chat_model.rate_limiter = limiter
-    return chat_model
+    return with_faults(chat_model, model.faults)
 
 
 def _build(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reso.agents.faults import FaultConfig
+
 AgentKind = Literal["llm", "tool"]
 
 SYSTEM_PROMPT_TEMPLATE = (
@@ -54,6 +56,8 @@ class ModelSpec(BaseModel):
     price_in: float | None = Field(default=None, ge=0, description="USD per million input tokens.")
     price_out: float | None = Field(default=None, ge=0, description="USD per million output tokens.")
     params: dict[str, Any] = Field(default_factory=dict, description="Extra chat-model keyword arguments.")
+    faults: FaultConfig | None = Field(default=None, description=(
+        "Inject faults into a share of this model's calls (testing; see reso.agents.faults)."))
 
     @property
     def provider(self) -> str:

@@ -31,6 +31,7 @@ class CandidateRecord(BaseModel):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     error: str | None = None
+    retries: int = Field(default=0, description="Extra attempts spent on transient failures (timeouts, 429, 5xx).")
 
 
 class StepRecord(BaseModel):

@@ -9,6 +9,7 @@ still run, told that this answer is unknown.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -59,9 +60,23 @@ async def _ask(team: Team, agent_id: str, prompt: str, budget: Budget, timeout_s
     refusal = budget.refusal(agent, prompt)
     if refusal is not None:
         return AgentAnswer(agent_id=agent_id, text="", error=f"BudgetExceeded: {refusal}")
-    answer = await call_agent(agent, team.models[agent_id], prompt, timeout_s=timeout_s)
+    answer = await call_agent(agent, team.models[agent_id], prompt, timeout_s=timeout_s, retry=team.retry)
     budget.spend(answer.total_tokens, answer.cost_usd)
+    team.health.report(answer, lambda text: extract_answer(text) is not None)
     return answer
+
+
+def _select(team: Team, instruction: str, k: int) -> list[Any]:
+    """The coarse stage, leaving out agents whose endpoint's circuit breaker is open (`team.health`);
+    when that leaves nobody, everyone is eligible again."""
+    unavailable = team.health.unavailable()
+    if not unavailable:
+        return team.selector.select(instruction, k)
+    if "exclude" in inspect.signature(team.selector.select).parameters:
+        chosen = team.selector.select(instruction, k, exclude=unavailable)
+    else:  # a selector without `exclude` (a pinned baseline, a test fake): filter what it returns
+        chosen = [c for c in team.selector.select(instruction, k) if c.agent.id not in unavailable]
+    return chosen or team.selector.select(instruction, k)
 
 
 def _reward(answer: AgentAnswer, score: Score | None, reference: str | None) -> float:
@@ -123,7 +138,7 @@ async def run_subtask(
     emit = write or (lambda event: None)
     emit({"event": "subtask_started", "id": step_id})
     prompt = render_subtask_prompt(instruction, context)
-    candidates = await asyncio.to_thread(team.selector.select, instruction, settings.k)
+    candidates = await asyncio.to_thread(_select, team, instruction, settings.k)
     emit({"event": "candidates", "id": step_id,
           "candidates": [{"agent": c.agent.id, "score": c.score} for c in candidates]})
     answers = await asyncio.gather(
@@ -144,7 +159,7 @@ async def run_subtask(
             score_reason=scores[i].reason if i in scores else None,
             reward=rewards[i], selection=dict(candidate.components),
             input_tokens=answer.input_tokens, output_tokens=answer.output_tokens,
-            cost_usd=answer.cost_usd, latency_s=answer.latency_s, error=answer.error,
+            cost_usd=answer.cost_usd, latency_s=answer.latency_s, error=answer.error, retries=answer.retries,
         )
         for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True))
     ]

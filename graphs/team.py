@@ -14,8 +14,10 @@ from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 
+from reso.agents.health import Health
 from reso.agents.pool import Pool, load_pool
 from reso.agents.profiles import Agent
+from reso.agents.retry import RetryPolicy
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Scorer
 
@@ -31,7 +33,8 @@ class Selector(Protocol):
 
 @dataclass
 class Team:
-    """Everything that answers and judges: shared by all questions of a run."""
+    """Everything that answers and judges: shared by all questions of a run. `health` keeps agents with a
+    failing endpoint out of selection; `retry` says how transient call failures are retried."""
 
     pool: Pool
     models: Mapping[str, BaseChatModel]
@@ -40,6 +43,8 @@ class Team:
     dadb: Any = None
     planner_model: BaseChatModel | None = None
     reputations: dict[str, float] = field(default_factory=dict)
+    health: Health = field(default_factory=Health)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def agent(self, agent_id: str) -> Agent:
         return self.pool.get(agent_id)
@@ -91,7 +96,8 @@ def build_team(settings: ReSoSettings) -> Team:
 
         planner_model = load_chat_model(ModelSpec(spec=settings.planner_model))
     return Team(pool=pool, models=models_for_pool(pool), selector=selector,
-                scorer=build_scorer(settings.scorer), dadb=dadb, planner_model=planner_model)
+                scorer=build_scorer(settings.scorer), dadb=dadb, planner_model=planner_model,
+                health=Health.for_pool(pool))
 
 
 def team_for(settings: ReSoSettings) -> Team:
