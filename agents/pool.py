@@ -215,6 +215,8 @@ def load_pool(path: str | Path) -> Pool:
         raise PoolError(f"{source}: pool file not found") from None
     except UnicodeDecodeError as error:
         raise PoolError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:  # a folder, no permission, ...
+        raise PoolError(f"{source}: cannot read the pool file: {error.strerror or error}") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:

@@ -51,8 +51,30 @@ def _fail(message: str, code: int) -> NoReturn:
 
 
 def _first_line(error: BaseException) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(error, ValidationError):  # its first line is only "1 validation error for X"
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        return f"{error.title}: field '{field}': {first['msg']}"
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
+
+
+def _check_planner_options(planner: str | None, planner_model: str | None) -> None:
+    from pydantic import ValidationError
+
+    from reso.agents.profiles import ModelSpec
+    from reso.graphs.planners.auto import PLANNER_NAMES
+
+    if planner is not None and planner not in PLANNER_NAMES:
+        raise QuestionInputError(f"unknown planner {planner!r}; choose one of {', '.join(PLANNER_NAMES)}")
+    if planner_model is not None:
+        try:
+            ModelSpec(spec=planner_model)
+        except ValidationError:
+            raise QuestionInputError(
+                f"--planner-model {planner_model!r} is not a model spec of the form PROVIDER:MODEL") from None
 
 
 def settings_from_options(**options: Any) -> Any:
@@ -95,6 +117,7 @@ def solve(
     """Answer QUESTION with a self-organising team of agents."""
     try:
         text = read_question(question, file)
+        _check_planner_options(planner, planner_model)
         settings = settings_from_options(pool=pool, planner=planner, planner_model=planner_model, k=k,
                                          scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
         from reso.graphs.team import team_for

@@ -167,9 +167,15 @@ def load_records(path: Path | str) -> list[LabelledRecord]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise RecordFormatError(path, None, None, f"cannot read: {exc.strerror or exc}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise RecordFormatError(path, line, None, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
+                                                  f"{exc.start})") from None
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
