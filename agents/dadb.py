@@ -9,6 +9,10 @@ Concurrency: the file is opened in WAL mode with a busy timeout, and every updat
 from several threads or processes are applied by SQLite itself and none is lost. In `test` mode the
 database is frozen: `record` writes nothing and returns False.
 
+Exactly-once batches: `record_batch(key, updates)` applies a batch and stores its key in the `applied`
+table in the same transaction; a batch whose key is already there is skipped. Evaluation runs key each
+item's updates by run and item, so a resumed run never applies an item twice.
+
 `version` changes whenever the data may have changed (a write through this object, or a commit by any
 other connection, read cheaply from `PRAGMA data_version`); readers such as the selector's statistics
 cache use it to know when to reload.
@@ -60,6 +64,17 @@ ON CONFLICT (agent_id, domain) DO UPDATE SET
 """
 
 
+_APPLIED_SCHEMA = """
+CREATE TABLE IF NOT EXISTS applied (
+    key TEXT PRIMARY KEY,
+    visits INTEGER NOT NULL,
+    applied_at REAL NOT NULL
+) WITHOUT ROWID
+"""
+
+Update = tuple[str, float, float, int, str | None]
+
+
 def _check_domain(domain: str | None) -> str:
     if domain is None:
         return _GLOBAL
@@ -87,6 +102,7 @@ class DADB:
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.execute(_SCHEMA)
+        self._conn.execute(_APPLIED_SCHEMA)
 
     # -- mode ---------------------------------------------------------------------------------------
     @property
@@ -120,12 +136,70 @@ class DADB:
         """
         return self.record_many([(agent_id, reward, cost_usd, tokens, domain)]) == 1
 
-    def record_many(self, updates: Iterable[tuple[str, float, float, int, str | None]]) -> int:
+    def record_many(self, updates: Iterable[Update]) -> int:
         """Record several visits `(agent_id, reward, cost_usd, tokens, domain)` in one transaction.
 
         Returns:
             The number of visits written (0 in test mode).
         """
+        rows = self._rows(updates)
+        if self._mode == "test" or not rows:
+            return 0
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(_UPSERT, rows)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            self._writes += 1
+        return sum(1 for row in rows if row[1] == _GLOBAL)
+
+    def record_batch(self, key: str, updates: Iterable[Update]) -> bool:
+        """Apply `updates` and remember `key`, in one transaction, unless `key` was applied before.
+
+        A crash leaves either both the updates and the key or neither, so calling this again with the
+        same key after a restart can never count a batch twice.
+
+        Returns:
+            True when applied now; False when the key was already applied or in test mode (nothing written).
+
+        Raises:
+            ValueError: An empty key, or an invalid update (see `record`).
+        """
+        if not key:
+            raise ValueError("the batch key must be a non-empty string")
+        rows = self._rows(updates)
+        if self._mode == "test":
+            return False
+        visits = sum(1 for row in rows if row[1] == _GLOBAL)
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                inserted = self._conn.execute(
+                    "INSERT OR IGNORE INTO applied (key, visits, applied_at) VALUES (?, ?, ?)",
+                    (key, visits, time.time())).rowcount
+                if inserted:
+                    self._conn.executemany(_UPSERT, rows)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            if inserted:
+                self._writes += 1
+        return bool(inserted)
+
+    def applied_keys(self, prefix: str = "") -> set[str]:
+        """Keys of the batches applied so far (those starting with `prefix`)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT key FROM applied WHERE substr(key, 1, ?) = ?",
+                                      (len(prefix), prefix)).fetchall()
+        return {row[0] for row in rows}
+
+    @staticmethod
+    def _rows(updates: Iterable[Update]) -> list[tuple[str, str, float, float, float, int, float]]:
+        """Validated upsert rows: each visit's global row, plus its domain row when it has a domain."""
         rows: list[tuple[str, str, float, float, float, int, float]] = []
         now = time.time()
         for agent_id, reward, cost_usd, tokens, domain in updates:
@@ -141,18 +215,7 @@ class DADB:
             label = _check_domain(domain)
             for row_domain in {_GLOBAL, label}:
                 rows.append((agent_id, row_domain, reward, reward * reward, cost_usd, int(tokens), now))
-        if self._mode == "test" or not rows:
-            return 0
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany(_UPSERT, rows)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-            self._writes += 1
-        return sum(1 for row in rows if row[1] == _GLOBAL)
+        return rows
 
     # -- reads --------------------------------------------------------------------------------------
     def stats(self, agent_ids: Sequence[str] | None = None, domain: str | None = None) -> dict[str, AgentStats]:

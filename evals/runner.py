@@ -4,11 +4,19 @@
 candidate); `DIR/summary.json` the totals with the settings, seed, command line and package versions;
 in training mode every line also carries its candidates as labelled CRM records, gathered into
 `DIR/crm_records.jsonl` at the end (the `{instruction, answer, label}` format `reso crm train` reads).
+
+Training updates the DADB exactly once per item, across crashes and resumes: each line carries its
+item's updates and is written before they are applied under the key `RUN_ID/ITEM_ID` (see
+`reso.evals.ledger`). Budgets per run (tokens, USD, wall time) are checked before every call: once one is
+spent, no item starts and the calls of items in flight are refused; those items are not written (they
+run again on a rerun with a higher budget, their calls served from the response cache), and
+`summary.json` says why the run `stopped`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import platform
 import sys
@@ -20,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from reso.evals.datasets import Problem
+from reso.evals.ledger import DeferredSelector, collecting, item_key, learning_dadb, reconcile, run_id
 from reso.evals.methods import Method
 from reso.evals.results import ResultsFile
 from reso.graphs.api import ReSo
+from reso.graphs.budget import RUN_SCOPE, Budget, refused_by_run, use_run_budget
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
@@ -44,6 +54,8 @@ class EvalConfig:
     concurrency: int = 8
     limit: int | None = None
     budget_usd: float | None = None
+    budget_tokens: int | None = None
+    budget_seconds: float | None = None
     command: list[str] = field(default_factory=lambda: list(sys.argv))
 
 
@@ -112,7 +124,7 @@ def _versions() -> dict[str, str]:
 
 
 def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
-              stopped: str | None) -> dict[str, Any]:
+              stopped: str | None, *, items: int | None = None) -> dict[str, Any]:
     n = len(rows)
     correct = sum(1 for row in rows if row["correct"])
     tokens = sum(row["usage"]["total_tokens"] for row in rows)
@@ -132,6 +144,9 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
         "wall_s": wall_s,
         "failed_items": sum(1 for row in rows if row["status"] != "done"),
         "stopped": stopped,
+        "items": items if items is not None else n,
+        "items_left": (items - n) if items is not None else 0,
+        "budget": {"usd": config.budget_usd, "tokens": config.budget_tokens, "seconds": config.budget_seconds},
         "seed": config.settings.seed,
         "settings": {k: v for k, v in vars(config.settings).items()},
         "command": config.command,
@@ -142,40 +157,67 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
 ProgressCallback = Callable[[dict[str, Any]], None]
 
 
+def _run_budget(config: EvalConfig, rows: Sequence[dict[str, Any]]) -> Budget:
+    """The run-level budget, starting from what the lines already written cost (wall time: this process)."""
+    return Budget(max_tokens=config.budget_tokens, max_usd=config.budget_usd, max_seconds=config.budget_seconds,
+                  tokens=sum(row["usage"]["total_tokens"] for row in rows),
+                  usd=sum(row["usage"]["cost_usd"] for row in rows), scope=RUN_SCOPE)
+
+
+def _cut_by_run_budget(result: Result) -> bool:
+    return any(refused_by_run(c.error) for step in result.steps for c in step.candidates)
+
+
 async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                    progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Run `config.method` on `problems` (skipping those already in the results file); returns the summary."""
     config.out.mkdir(parents=True, exist_ok=True)
     settings = config.settings.replace(**config.method.overrides)
     final_texts = {step["instruction"] for p in problems if p.plan for step in p.plan if step["id"] == "final"}
-    reso = ReSo(settings, team=config.method.adapt(team, final_texts, seed=settings.seed))
+    adapted = config.method.adapt(team, final_texts, seed=settings.seed)
+    dadb = learning_dadb(adapted.selector) if settings.mode == "train" else None
+    if dadb is not None:
+        adapted = dataclasses.replace(adapted, selector=DeferredSelector(adapted.selector))
+    reso = ReSo(settings, team=adapted)
+    run = run_id(config.out)
     started = time.monotonic()
     stopped: str | None = None
     with ResultsFile(config.out / "results.jsonl") as results:
+        if dadb is not None:
+            await asyncio.to_thread(reconcile, dadb, run, list(results.rows()))
         todo = [p for p in problems if p.id not in results.done]
         semaphore = asyncio.Semaphore(max(1, config.concurrency))
         lock = asyncio.Lock()
-        spent = sum(row["usage"]["cost_usd"] for row in results.rows())
+        budget = _run_budget(config, list(results.rows()))
 
         async def one(problem: Problem) -> None:
-            nonlocal spent, stopped
+            nonlocal stopped
             async with semaphore:
-                if config.budget_usd is not None and spent >= config.budget_usd:
-                    stopped = stopped or f"run budget of ${config.budget_usd:g} reached"
+                if (reason := budget.stop()) is not None:
+                    stopped = stopped or reason
                     return
                 needs_truth = settings.mode == "train" or settings.scorer_sees_reference
                 references = dict(problem.subtask_answers or {}) if needs_truth else None
-                result = await reso.asolve(problem.question, references=references, **_planned(problem))
+                with collecting() as updates:
+                    result = await reso.asolve(problem.question, references=references, **_planned(problem))
+                if _cut_by_run_budget(result):
+                    # Partial because the run ran out, not because of the item: leave it for a rerun.
+                    stopped = stopped or budget.exceeded
+                    return
                 row = result_row(problem, result, mode=settings.mode)
+                if dadb is not None:
+                    row["dadb_updates"] = [list(update) for update in updates]
                 async with lock:
                     results.append(row)
-                    spent += row["usage"]["cost_usd"]
+                if dadb is not None:
+                    await asyncio.to_thread(dadb.record_batch, item_key(run, problem.id), updates)
                 if progress is not None:
                     progress(row)
 
-        await asyncio.gather(*(one(problem) for problem in todo))
+        with use_run_budget(budget):
+            await asyncio.gather(*(one(problem) for problem in todo))
         rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
-    summary = summarise(config, rows, time.monotonic() - started, stopped)
+    summary = summarise(config, rows, time.monotonic() - started, stopped, items=len(problems))
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     if settings.mode == "train":
         with (config.out / "crm_records.jsonl").open("w", encoding="utf-8") as handle:

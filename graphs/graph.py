@@ -17,7 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from reso.graphs.budget import Budget
+from reso.graphs.budget import Budget, current_run_budget
 from reso.graphs.compile import compile_dag
 from reso.graphs.dag import PlanError, TaskDAG
 from reso.graphs.records import Result
@@ -69,7 +69,7 @@ class ReSoGraph:
         settings = ReSoSettings.coerce(runtime.context)
         dag = TaskDAG.from_steps(state["plan"])
         budget = Budget(max_tokens=settings.max_tokens, max_usd=settings.max_usd,
-                        max_seconds=settings.max_seconds)
+                        max_seconds=settings.max_seconds, parent=current_run_budget())
         run = DagRun(dag, await self.team(settings), settings, budget=budget,
                      references=state.get("references"), write=get_stream_writer(),
                      done=state.get("steps"))

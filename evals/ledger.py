@@ -1,0 +1,110 @@
+"""Exactly-once DADB learning for evaluation runs: no update lost or applied twice, whatever kills the run.
+
+While an item runs, its candidates' reward updates are collected instead of written (`DeferredSelector`
+wraps the team's selector; `collecting()` opens one item's collection in the current asyncio context, so
+concurrent items never mix). When the item finishes, the runner first appends its results line, which
+carries the updates, and then applies them in one DADB transaction keyed `RUN_ID/ITEM_ID`
+(`DADB.record_batch`). The results file is therefore the log of what must be learned:
+
+- killed before the line is complete: nothing was applied; the item runs again on resume;
+- killed after the line, before the DADB commit: `reconcile` applies the line's updates on resume;
+- killed after both: the key is in the DADB and `reconcile` skips it.
+
+So the DADB's visits always equal the candidate updates recorded in `results.jsonl`. The run id lives in
+`OUT/run.json`, so every resume of one output folder uses the same keys, and two folders training on one
+DADB never collide. Items that change nothing (test mode, baselines that learn nothing) carry no updates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from reso.agents.dadb import DADB, Update
+
+_SINK: ContextVar[list[Update] | None] = ContextVar("reso_update_sink", default=None)
+
+
+class DeferredSelector:
+    """A selector whose `update` goes to the current item's collection (immediate when none is open).
+
+    Everything else (`select`, `dadb`, `config`…) is the wrapped selector's.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def select(self, *args: Any, **kwargs: Any) -> list[Any]:
+        return self.inner.select(*args, **kwargs)
+
+    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
+               domain: str | None = None) -> None:
+        sink = _SINK.get()
+        if sink is None:
+            self.inner.update(agent_id, reward, cost_usd, tokens, domain=domain)
+            return
+        sink.append((agent_id, float(reward), float(cost_usd), int(tokens), domain))
+
+
+def learning_dadb(selector: Any) -> DADB | None:
+    """The DADB `selector` learns into, or None when its updates write nothing (frozen, or no DADB)."""
+    dadb = getattr(selector, "dadb", None)
+    return dadb if isinstance(dadb, DADB) and dadb.mode == "train" else None
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[list[Update]]:
+    """Collect the updates of the work done in this context (one item) into the yielded list."""
+    updates: list[Update] = []
+    token = _SINK.set(updates)
+    try:
+        yield updates
+    finally:
+        _SINK.reset(token)
+
+
+def run_id(out: Path) -> str:
+    """The id of the run writing into `out`: read from `out/run.json`, created there on first use."""
+    path = out / "run.json"
+    if not path.exists():
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = out / f".run.json.{os.getpid()}"
+        tmp.write_text(json.dumps({"run_id": uuid.uuid4().hex}), encoding="utf-8")
+        with contextlib.suppress(FileExistsError):
+            # A hard link never replaces an existing file: the first run to get here wins.
+            os.link(tmp, path)
+        tmp.unlink()
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8"))["run_id"])
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: unreadable run id ({error}); restore it or start a new output folder") from None
+
+
+def item_key(run: str, item_id: str) -> str:
+    return f"{run}/{item_id}"
+
+
+def row_updates(row: dict[str, Any]) -> list[Update]:
+    """The DADB updates a results line carries (none for lines of runs that learn nothing)."""
+    return [(str(a), float(r), float(c), int(t), d) for a, r, c, t, d in row.get("dadb_updates") or []]
+
+
+def reconcile(dadb: DADB, run: str, rows: Iterable[dict[str, Any]]) -> int:
+    """Apply the updates of every line whose key the DADB lacks; returns how many lines were applied."""
+    applied = dadb.applied_keys(prefix=f"{run}/")
+    count = 0
+    for row in rows:
+        key = item_key(run, row["id"])
+        if key in applied or "dadb_updates" not in row:
+            continue
+        count += dadb.record_batch(key, row_updates(row))
+    return count
