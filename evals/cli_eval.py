@@ -32,8 +32,12 @@ def eval_command(
     db: Annotated[Optional[Path], typer.Option(help="DADB file; default OUT/dadb.sqlite.")] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask.")] = None,
-    budget_usd: Annotated[Optional[float], typer.Option(help="Stop starting items past this total cost.")] = None,
+    budget_usd: Annotated[Optional[float], typer.Option(help="Stop calling models past this run total (USD).")] = None,
     max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.")] = None,
+    budget_tokens: Annotated[Optional[int], typer.Option(help="Stop calling models past this run total of tokens.")] = None,
+    budget_seconds: Annotated[Optional[float], typer.Option(help="Stop calling models after this long (s).")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Token budget per question.")] = None,
+    max_seconds: Annotated[Optional[float], typer.Option(help="Wall-time budget per question (s).")] = None,
     cache: Annotated[bool, typer.Option(help="Serve identical model calls from OUT/cache.sqlite.")] = True,
     data_root: Annotated[Optional[Path], typer.Option(help="Folder holding reso-mas/ and gsm8k-replay/.")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
@@ -55,7 +59,8 @@ def eval_command(
         problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
         settings = ReSoSettings().replace(
             pool=resolve_pool(pool, out), seed=seed, mode=mode, db=str(db or out / "dadb.sqlite"),
-            **{key: value for key, value in {"scorer": scorer, "k": k, "max_usd": max_usd}.items()
+            **{key: value for key, value in {"scorer": scorer, "k": k, "max_usd": max_usd, "max_tokens": max_tokens,
+                                              "max_seconds": max_seconds}.items()
                if value is not None})
         team = team_for(settings)
         parsed = parse_method(method, team.pool)
@@ -67,7 +72,8 @@ def eval_command(
 
         enable_response_cache(out / "cache.sqlite")
     config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
-                        limit=limit, budget_usd=budget_usd)
+                        limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
+                        budget_seconds=budget_seconds)
     with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar:
         summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance))
     from reso.evals.report import write_run_report, write_sweep_report
