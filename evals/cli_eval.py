@@ -20,6 +20,12 @@ def resolve_pool(pool: str | None, out: Path) -> str:
     return pool
 
 
+def default_cache_file(out: Path) -> Path:
+    """The response cache of a run into `out`: beside it in the sweep folder, so that an identical run
+    into another folder of the same sweep is served without model calls."""
+    return out.resolve().parent / "responses.sqlite"
+
+
 def eval_command(
     dataset: Annotated[str, typer.Option(help="Dataset name (see `reso datasets`) or file path.")],
     out: Annotated[Path, typer.Option(help="Output folder; rerunning into it resumes.")],
@@ -38,7 +44,9 @@ def eval_command(
     budget_seconds: Annotated[Optional[float], typer.Option(help="Stop calling models after this long (s).")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(help="Token budget per question.")] = None,
     max_seconds: Annotated[Optional[float], typer.Option(help="Wall-time budget per question (s).")] = None,
-    cache: Annotated[bool, typer.Option(help="Serve identical model calls from OUT/cache.sqlite.")] = True,
+    cache: Annotated[bool, typer.Option(help="Serve identical model calls from the response cache.")] = True,
+    cache_file: Annotated[Optional[Path], typer.Option(
+        help="Response cache file; default OUT/../responses.sqlite, shared by all runs of one sweep.")] = None,
     data_root: Annotated[Optional[Path], typer.Option(help="Folder holding reso-mas/ and gsm8k-replay/.")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
@@ -48,8 +56,8 @@ def eval_command(
     from reso.agents.pool import PoolError
     from reso.evals.datasets import DatasetError, load_dataset
     from reso.evals.methods import MethodError, parse_method
-    from reso.evals.runner import EvalConfig, run_eval
     from reso.evals.progress_bar import EvalProgress
+    from reso.evals.runner import EvalConfig, run_eval
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import team_for
 
@@ -70,7 +78,11 @@ def eval_command(
     if cache:
         from reso.agents.cache import enable_response_cache
 
-        enable_response_cache(out / "cache.sqlite")
+        enable_response_cache(cache_file or default_cache_file(out))
+    else:  # the cache is process-wide: an earlier in-process run may have installed one
+        from reso.agents.cache import disable_response_cache
+
+        disable_response_cache()
     config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
                         limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
                         budget_seconds=budget_seconds)
