@@ -74,8 +74,7 @@ def _plot_heatmap(choices: dict[str, Counter[str]], path: Path) -> None:
             ax.text(j, i, str(value), ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="answers kept")
     ax.set_title("Agent chosen per kind of subtask")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -8,6 +8,7 @@ Nothing here raises on bad input: malformed answers simply do not match.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -95,7 +96,13 @@ def numbers_close(value: float, reference: float, *, rel_tol: float = 0.01) -> b
 
 
 def _timeout() -> int | None:
-    return _PARSE_TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
+    if threading.current_thread() is threading.main_thread():
+        return _PARSE_TIMEOUT_S
+    # Off the main thread math-verify cannot time out (it uses signal.alarm) and says so once on stderr;
+    # the guards above keep costly inputs away from sympy, so that warning would only be noise in the CLI.
+    logging.getLogger("math_verify.grader").setLevel(logging.ERROR)
+    logging.getLogger("math_verify.parser").setLevel(logging.ERROR)
+    return None
 
 
 @lru_cache(maxsize=4096)
