@@ -47,7 +47,8 @@ class Budget:
 
     def refusal(self, agent: Agent, prompt: str) -> str | None:
         """Why a call of `agent` on `prompt` may not be made now, or None when it may."""
-        estimated_in = len(prompt) // CHARS_PER_TOKEN
+        # Exact tools read the prompt without spending tokens.
+        estimated_in = 0 if agent.kind == "tool" else len(prompt) // CHARS_PER_TOKEN
         reason = self.exhausted(extra_tokens=estimated_in, extra_usd=agent.cost_usd(estimated_in, 0))
         if reason is None and self.parent is not None:
             reason = self.parent.refusal(agent, prompt)

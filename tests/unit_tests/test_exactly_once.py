@@ -1,0 +1,149 @@
+"""Exactly-once DADB learning in evaluation runs: keyed batches, the results line written before the DADB
+commit, and reconciliation on resume after a crash at any point between the two."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from reso.agents.dadb import DADB
+from reso.evals.ledger import DeferredSelector, collecting, item_key, run_id
+from reso.evals.methods import parse_method
+from reso.evals.runner import EvalConfig, run_eval
+from reso.graphs.settings import ReSoSettings
+from tests.unit_tests.test_runner import _problem, _team
+
+
+@dataclass
+class LearningSelector:
+    """The scripted selector of the runner tests, learning into a real DADB like UCBSelector does."""
+
+    inner: object
+    dadb: DADB
+    updates: list[tuple[str, float]] = field(default_factory=list)
+
+    def select(self, subtask, k=None, *, domain=None):
+        return self.inner.select(subtask, k, domain=domain)
+
+    def update(self, agent_id, reward, cost_usd, tokens, *, domain=None):
+        self.updates.append((agent_id, reward))
+        self.dadb.record(agent_id, reward, cost_usd, tokens, domain)
+
+
+def _learning_team(problems, db: Path):
+    team, strong = _team(problems)
+    team.selector = LearningSelector(team.selector, DADB(db))
+    team.dadb = team.selector.dadb
+    return team, strong
+
+
+def _run(out: Path, problems, team, concurrency: int = 3, **kwargs):
+    config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=out,
+                        settings=ReSoSettings(mode="train"), concurrency=concurrency, command=["reso", "eval"],
+                        **kwargs)
+    return asyncio.run(run_eval(config, problems, team))
+
+
+def _rows(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def _recorded_calls(*outs: Path) -> int:
+    return sum(len(step["candidates"]) for out in outs for row in _rows(out) for step in row["steps"])
+
+
+def test_a_keyed_batch_is_applied_once(tmp_path):
+    dadb = DADB(tmp_path / "d.sqlite")
+    updates = [("a", 1.0, 0.1, 10, "algebra"), ("b", 0.0, 0.2, 5, None)]
+    assert dadb.record_batch("run/1", updates) is True
+    assert dadb.record_batch("run/1", updates) is False
+    assert dadb.total_visits() == 2 and dadb.total_visits("algebra") == 1
+    assert dadb.applied_keys("run/") == {"run/1"} and dadb.applied_keys("other/") == set()
+    with pytest.raises(ValueError, match="finite"):
+        dadb.record_batch("run/2", [("a", float("nan"), 0.0, 0, None)])
+    assert dadb.applied_keys() == {"run/1"}, "a rejected batch leaves no key behind"
+    frozen = DADB(tmp_path / "d.sqlite", mode="test")
+    assert frozen.record_batch("run/3", updates) is False and frozen.total_visits() == 2
+
+
+def test_updates_are_collected_per_context_and_immediate_outside(tmp_path):
+    dadb = DADB(tmp_path / "d.sqlite")
+    inner = LearningSelector(None, dadb)
+    deferred = DeferredSelector(inner)
+    with collecting() as updates:
+        deferred.update("a", 1.0, 0.0, 3, domain="x")
+    assert updates == [("a", 1.0, 0.0, 3, "x")] and dadb.total_visits() == 0
+    deferred.update("a", 1.0, 0.0, 3)
+    assert dadb.total_visits() == 1 and deferred.dadb is dadb
+
+
+def test_train_run_counts_every_recorded_call_once_and_a_rerun_adds_nothing(tmp_path):
+    problems = [_problem(i) for i in range(6)]
+    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    _run(tmp_path / "out", problems, team)
+    rows = _rows(tmp_path / "out")
+    assert team.dadb.total_visits() == _recorded_calls(tmp_path / "out") == 6 * 5
+    assert all(len(row["dadb_updates"]) == 5 for row in rows)
+    assert team.dadb.applied_keys() == {item_key(run_id(tmp_path / "out"), f"p{i}") for i in range(6)}
+    _run(tmp_path / "out", problems, team)
+    assert team.dadb.total_visits() == 30
+    # Every update went through one keyed batch per item, none through the selector's own update.
+    assert team.selector.updates == []
+
+
+def test_a_crash_between_the_line_and_the_dadb_commit_is_reconciled_on_resume(tmp_path, monkeypatch):
+    problems = [_problem(i) for i in range(5)]
+    team, strong = _learning_team(problems, tmp_path / "d.sqlite")
+    original = DADB.record_batch
+    calls = {"n": 0}
+
+    def dies_on_the_third(self, key, updates):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt("killed after the line, before the commit")
+        return original(self, key, updates)
+
+    monkeypatch.setattr(DADB, "record_batch", dies_on_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        _run(tmp_path / "out", problems, team)
+    written = len(_rows(tmp_path / "out"))
+    assert team.dadb.total_visits() < 5 * written, "one written line is not yet in the DADB"
+    monkeypatch.setattr(DADB, "record_batch", original)
+    calls_before = len(strong.calls)
+    _run(tmp_path / "out", problems, team)
+    assert team.dadb.total_visits() == _recorded_calls(tmp_path / "out") == 5 * 5
+    assert len(strong.calls) - calls_before == 2 * (5 - written), "written items were not asked again"
+
+
+def test_a_torn_line_runs_again_and_is_counted_once(tmp_path):
+    problems = [_problem(i) for i in range(4)]
+    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    _run(tmp_path / "out", problems[:2], team)
+    with (tmp_path / "out" / "results.jsonl").open("a") as handle:
+        handle.write('{"id": "p2", "dadb_updates": [["strong", 1.0')  # killed mid-write: no commit yet
+    _run(tmp_path / "out", problems, team)
+    assert sorted(row["id"] for row in _rows(tmp_path / "out")) == ["p0", "p1", "p2", "p3"]
+    assert team.dadb.total_visits() == _recorded_calls(tmp_path / "out") == 4 * 5
+
+
+def test_two_output_folders_sharing_a_dadb_are_both_counted(tmp_path):
+    problems = [_problem(i) for i in range(3)]
+    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    _run(tmp_path / "a", problems, team)
+    _run(tmp_path / "b", problems, team)
+    assert run_id(tmp_path / "a") != run_id(tmp_path / "b")
+    assert team.dadb.total_visits() == _recorded_calls(tmp_path / "a", tmp_path / "b") == 2 * 3 * 5
+
+
+def test_baselines_that_learn_nothing_carry_no_updates(tmp_path):
+    problems = [_problem(i) for i in range(2)]
+    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    config = EvalConfig(dataset="unit", method=parse_method("single:weak", team.pool), out=tmp_path / "out",
+                        settings=ReSoSettings(mode="train"), concurrency=2, command=["reso", "eval"])
+    asyncio.run(run_eval(config, problems, team))
+    assert all("dadb_updates" not in row for row in _rows(tmp_path / "out"))
+    assert team.dadb.total_visits() == 0
