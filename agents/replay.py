@@ -18,13 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from reso.agents.defaults import fewshot_prefix_path
+from reso.agents.inline import InlineChatModel
 from reso.agents.prompting import current_subtask
 from reso.agents.tokens import count_tokens
 
@@ -190,7 +190,7 @@ def _prompt_tokens(prefix_path: str, question: str) -> int:
     return count_tokens(f"{_prefix_text(prefix_path)}Question: {question}\nAnswer:")
 
 
-class ReplayChatModel(BaseChatModel):
+class ReplayChatModel(InlineChatModel):
     """Answers with one model's recorded response to the question the prompt is about.
 
     The last human message is cut to its current subtask (`current_subtask`) and matched against the
@@ -270,16 +270,6 @@ class ReplayChatModel(BaseChatModel):
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        # A table lookup: no I/O, so answer on the event loop instead of a worker thread.
-        return self._generate(messages, stop=stop, **kwargs)
 
 
 def resolve_replay_path(target: str) -> Path:

@@ -21,12 +21,13 @@ from tokenize import TokenError
 from typing import Any
 
 import sympy
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from sympy.parsing.sympy_parser import auto_number, parse_expr, rationalize
 
+from reso.agents.inline import InlineChatModel
 from reso.agents.prompting import answer_bindings, current_subtask
 
 
@@ -245,7 +246,7 @@ def _shown(value: sympy.Expr) -> str:
     return f"({shown})" if shown.startswith("-") or not re.fullmatch(r"[\d.]+", shown) else shown
 
 
-class CalculatorChatModel(BaseChatModel):
+class CalculatorChatModel(InlineChatModel):
     """An exact-arithmetic tool agent as a chat model (see `calculate`); reports zero tokens."""
 
     @property
@@ -269,16 +270,6 @@ class CalculatorChatModel(BaseChatModel):
             response_metadata={"model_name": "tool:calculator", "value": format_value(calculation.value)},
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        # Bounded CPU work (expression length and exponents are capped): no worker thread needed.
-        return self._generate(messages, stop=stop, **kwargs)
 
 
 TOOLS: dict[str, type[BaseChatModel]] = {"calculator": CalculatorChatModel}
