@@ -46,6 +46,9 @@ _ASK = re.compile(
 )
 _REFERENCE = re.compile(r"Answer\[\s*([^\]]+?)\s*\]")
 _AGGREGATE = re.compile(r"^(?:the\s+)?(sum|product)\s+of\s+(.+)$", re.IGNORECASE | re.DOTALL)
+# A parenthesised remark in words, e.g. "Answer[0]*Answer[1](They are numerical values and do not include
+# units)" in SciBench-MAS: prose, not part of the expression.
+_REMARK = re.compile(r"\((?=[^()]*[A-Za-z]{3,})(?![^()]*Answer\[)[^()]*\)")
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _PLAIN_NUMBER = re.compile(rf"[+-]?{_NUMBER}")
@@ -192,6 +195,7 @@ def _expression_text(subtask: str) -> str:
     text = text.strip().strip("$").strip()
     for pattern, operator in _WORD_OPERATORS:
         text = pattern.sub(operator, text)
+    text = _REMARK.sub(" ", text).strip()
     aggregate = _AGGREGATE.match(text)
     if aggregate:
         kind, items = aggregate.groups()

@@ -90,3 +90,13 @@ def test_declines_an_unknown_earlier_answer_and_unreadable_values() -> None:
 def test_unknown_tool_is_a_load_error() -> None:
     with pytest.raises(ModelLoadError, match="unknown tool 'abacus'; known tools: calculator"):
         load_chat_model("tool:abacus")
+
+
+def test_a_parenthesised_remark_in_words_is_not_part_of_the_expression():
+    from reso.agents.tools import calculate
+
+    prompt = ("Answer[0] = 11\nAnswer[1] = 1.602\nAnswer[2] = 0.66\nCurrent subtask:\n"
+              "Please calculate the value of Answer[0]*Answer[1]*Answer[2](They are numerical values and do not "
+              "include units). Conclude the answer by stating \"The answer is therefore \\boxed{[ANSWER]}.\"")
+    assert float(calculate(prompt).value) == pytest.approx(11 * 1.602 * 0.66)
+    assert calculate("Current subtask:\ncalculate (2 plus 3) times 4").value == 20
