@@ -146,6 +146,22 @@ def _prices(model: ModelSpec, where: str) -> tuple[float, float]:
     return listed
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEY_PARAM = re.compile(r"(?i)(api_?key|(^|_)token$|secret|password|credential)")
+
+
+def _refuse_inline_keys(model: ModelSpec, where: str) -> None:
+    """Keys come only from environment variables: a key written into the pool file would travel with it
+    into shared folders and reports. Messages name the field, never its value."""
+    if model.api_key_env is not None and not _ENV_NAME.match(model.api_key_env):
+        raise PoolError(f"{where}.api_key_env: not an environment variable name (letters, digits and _); "
+                        "it names the variable that holds the key, not the key itself")
+    for name in model.params:
+        if _KEY_PARAM.search(str(name)):
+            raise PoolError(f"{where}.params.{name}: keys and tokens are not read from pool files; "
+                            "put the key in an environment variable and name it with api_key_env")
+
+
 def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
     """Expand a validated pool config into agents (models × roles, then explicit agents)."""
     label = str(source) if source else config.name
@@ -154,6 +170,7 @@ def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
     roles = [_resolve_role(entry, f"{label}: roles[{i}]") for i, entry in enumerate(config.roles)]
     for m_index, raw_model in enumerate(config.models):
         model = _resolve_paths(raw_model, base_dir)
+        _refuse_inline_keys(model, f"{label}: models[{m_index}]")
         price_in, price_out = _prices(model, f"{label}: models[{m_index}]")
         for role in roles:
             agents.append(
@@ -170,6 +187,7 @@ def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
             )
     for a_index, explicit in enumerate(config.agents):
         model = _resolve_paths(explicit.model, base_dir)
+        _refuse_inline_keys(model, f"{label}: agents[{a_index}].model")
         price_in, price_out = _prices(model, f"{label}: agents[{a_index}].model")
         role = Role(name=explicit.role, profile=explicit.profile, system_prompt=explicit.system_prompt)
         agents.append(

@@ -137,6 +137,25 @@ def test_a_bad_pool_file_is_one_line_naming_file_and_field(tmp_path: Path, name:
     assert_one_error_line(invoke("pool", "show", str(pool)), 2, name, *parts)
 
 
+KEY = "sk-canary-9f8e7d6c5b4a"
+
+
+@pytest.mark.parametrize(
+    ("body", "part"),
+    [
+        (f"    api_key_env: {KEY}\n", "models[0].api_key_env: not an environment variable name"),
+        (f"    params: {{api_key: {KEY}}}\n", "models[0].params.api_key: keys and tokens are not read from pool files"),
+        (f"    params: {{openai_api_key: {KEY}}}\n", "models[0].params.openai_api_key: keys and tokens"),
+        (f"    api_key: {KEY}\n", "field 'models.0.api_key': Extra inputs are not permitted"),
+    ],
+    ids=["key-as-variable-name", "params-api-key", "params-openai-api-key", "api-key-field"],
+)
+def test_a_key_written_into_a_pool_file_is_refused_without_echoing_it(tmp_path: Path, body: str, part: str) -> None:
+    pool = write(tmp_path / "pool.yaml", "models:\n  - spec: openai:gpt-4o-mini\n" + body + "roles: [Algebra]\n")
+    line = assert_one_error_line(invoke("pool", "show", str(pool)), 2, "pool.yaml", part)
+    assert KEY not in line
+
+
 def test_a_missing_pool_file_and_a_folder_are_one_line(tmp_path: Path) -> None:
     assert_one_error_line(invoke("pool", "show", str(tmp_path / "none.yaml")), 2, "none.yaml: pool file not found")
     assert_one_error_line(invoke("pool", "show", str(tmp_path)), 2, "cannot read the pool file")
