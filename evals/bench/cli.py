@@ -163,3 +163,73 @@ def crm_command(
         from rich.console import Console
 
         Console().print(render_table(report))
+
+
+@app.command("eval")
+def eval_command(
+    questions: int = typer.Option(200, min=1, help="Questions in the timed batch."),
+    latency_ms: float = typer.Option(100.0, min=0.001, help="Latency of every fake-agent call, ms."),
+    concurrency: int = typer.Option(64, min=1, help="Questions in flight at once."),
+    agents: int = typer.Option(4, min=1, help="Latency-faking agents (the calculator tool comes on top)."),
+    k: int = typer.Option(2, min=2, help="Candidates per subtask."),
+    seed: int = typer.Option(0, help="Seed of selection tie-breaks."),
+    trace_memory: bool = typer.Option(False, "--trace-memory", help="Also report tracemalloc's peak (slower run)."),
+    profile: str = typer.Option("", help="Write cProfile stats of the timed batch to this file."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """The batch runner's throughput against ceil(questions / concurrency) × critical path, and peak memory."""
+    import cProfile
+    import json
+
+    from reso.evals.bench.eval import render_table, run_bench
+
+    profiler = cProfile.Profile() if profile else None
+    report = run_bench(questions=questions, latency_ms=latency_ms, concurrency=concurrency, agents=agents, k=k,
+                       seed=seed, trace_memory=trace_memory, profile=profiler)
+    if profiler is not None:
+        profiler.dump_stats(profile)
+    if json_output:
+        typer.echo(json.dumps(report))
+    else:
+        from rich.console import Console
+
+        Console().print(render_table(report))
+
+
+@app.command("faults")
+def faults_command(
+    questions: int = typer.Option(200, min=1, help="GSM8K-MAS questions (train split, then test; 300 at most)."),
+    rates: str = typer.Option("0,0.1,0.3", help="Comma-separated shares of faulty LLM calls, each in [0, 1]."),
+    seed: int = typer.Option(0, help="Seed of the faults, the selector's tie-breaks and the DADB's learning."),
+    level: str = typer.Option("easy", help="GSM8K-MAS level: easy, medium or hard."),
+    concurrency: int = typer.Option(16, min=1, help="Questions in flight at once."),
+    out: str = typer.Option("", help="Keep each rate's run folder under this folder (default: a temporary one)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """Items completed and lost, escaped exceptions, accuracy and retries with 0 %, 10 %, 30 % faulty calls."""
+    import asyncio
+    import json
+    from pathlib import Path
+
+    from reso.evals.bench.faults import FaultBench, render_table, run_bench
+
+    try:
+        rate_list = [float(part) for part in rates.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"--rates must be comma-separated numbers, got {rates!r}") from None
+    if not rate_list or any(not 0.0 <= rate <= 1.0 for rate in rate_list):
+        raise typer.BadParameter(f"--rates needs numbers in [0, 1], got {rates!r}")
+    if level not in ("easy", "medium", "hard"):
+        raise typer.BadParameter(f"--level must be easy, medium or hard, got {level!r}")
+    bench = FaultBench(questions=questions, rates=tuple(rate_list), seed=seed, level=level, concurrency=concurrency)
+    try:
+        report = asyncio.run(run_bench(bench, Path(out) if out else None, log=lambda line: typer.echo(line, err=True)))
+    except ValueError as error:  # more questions than the dataset has
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    if json_output:
+        typer.echo(json.dumps(report))
+    else:
+        from rich.console import Console
+
+        Console().print(render_table(report))
