@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextvars import ContextVar
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from reso.graphs.budget import Budget
@@ -38,6 +38,7 @@ class DagRun:
         self.origin = time.monotonic()
         self.results: dict[str, StepDict] = dict(done or {})
         self._tasks: dict[str, asyncio.Task[StepDict]] = {}
+        self._futures: dict[str, asyncio.Future[StepDict]] = {}
         self._order = dag.topological_order()
 
     def visible(self, step_id: str) -> list[str]:
@@ -72,12 +73,24 @@ class DagRun:
                 task.add_done_callback(lambda t, sid=step_id: self._finished(sid, t))
                 self._tasks[step_id] = task
 
+    def _future(self, step_id: str) -> asyncio.Future[StepDict]:
+        """Resolved with the step's record when it finishes (it may not have started yet)."""
+        if step_id not in self._futures:
+            self._futures[step_id] = asyncio.get_running_loop().create_future()
+        return self._futures[step_id]
+
     def _finished(self, step_id: str, task: asyncio.Task[StepDict]) -> None:
+        future = self._future(step_id)
         if task.cancelled() or task.exception() is not None:
-            # Forget the failed task so a retried node starts the subtask afresh.
+            # Forget the failed task (and its future) so that a retried node starts the subtask afresh.
             self._tasks.pop(step_id, None)
+            self._futures.pop(step_id, None)
+            if not future.done():
+                future.set_exception(task.exception() or asyncio.CancelledError())
             return
         self.results[step_id] = task.result()
+        if not future.done():
+            future.set_result(task.result())
         self._start_ready()
 
     async def result(self, step_id: str, steps: Mapping[str, StepDict]) -> StepDict:
@@ -86,12 +99,15 @@ class DagRun:
             self.results.setdefault(known_id, record)
         if step_id in self.results:
             return self.results[step_id]
-        if self.settings.schedule == "waves":
+        # "all" waits for every earlier subtask, which LangGraph's edges (parents only) cannot express,
+        # so that policy is always scheduled eagerly.
+        if self.settings.schedule == "waves" and self.settings.context_policy != "all":
             record = await self._run(step_id, self.results)
             self.results[step_id] = record
             return record
+        future = self._future(step_id)
         self._start_ready()
-        return await asyncio.shield(self._tasks[step_id])
+        return await asyncio.shield(future)
 
     async def execute(self, graph: Any, config: Any = None) -> dict[str, StepDict]:
         """Invoke the compiled task-DAG `graph` with this run live; returns every subtask's record."""

@@ -139,3 +139,43 @@ def test_compiled_dag_mermaid_snapshot():
         "step_c --> step_final;",
         "step_final --> __end__;",
     ])
+
+
+@pytest.mark.parametrize("schedule", ["eager", "waves"])
+@pytest.mark.parametrize("policy, c_sees, final_sees", [
+    ("parents", {"a"}, {"b", "c"}),
+    ("ancestors", {"a"}, {"a", "b", "c"}),
+    ("all", {"a", "b"}, {"a", "b", "c"}),
+])
+def test_context_policy_decides_which_earlier_answers_a_subtask_sees(schedule, policy, c_sees, final_sees):
+    import re
+
+    team, solver = _team()
+    prompts: dict[str, str] = {}
+    original = solver._key
+
+    def spy(messages):
+        key = original(messages)
+        prompts[key] = str(messages[-1].content)
+        return key
+
+    object.__setattr__(solver, "_key", spy)
+    calc_prompts: list[str] = []
+    calc = team.models["calc"]
+    original_calc = type(calc)._generate
+
+    def calc_spy(self, messages, *args, **kwargs):
+        calc_prompts.append(str(messages[-1].content))
+        return original_calc(self, messages, *args, **kwargs)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(type(calc), "_generate", calc_spy):
+        result = ReSo(team=team, context_policy=policy, schedule=schedule).solve("diamond", plan=DIAMOND)
+    assert result.answer == "30"
+
+    def seen(prompt: str) -> set[str]:
+        return set(re.findall(r"^Answer\[(\w+)\] = ", prompt, flags=re.MULTILINE))
+
+    assert seen(prompts["Step C"]) == c_sees
+    assert seen(calc_prompts[0]) == final_sees
