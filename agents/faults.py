@@ -126,7 +126,8 @@ def _garbage(seed: int, index: int) -> str:
 
 
 def _content(kind: FaultKind, config: FaultConfig, index: int) -> ChatResult:
-    text = {"empty": "", "no_answer": NO_ANSWER_TEXT}.get(kind) or _garbage(config.seed, index)
+    text = {"empty": "", "no_answer": NO_ANSWER_TEXT}.get(kind, None)
+    text = _garbage(config.seed, index) if text is None else text
     message = AIMessage(text, response_metadata={"injected_fault": kind})
     return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -140,6 +141,8 @@ class FaultyChatModel(BaseChatModel):
 
     inner: BaseChatModel
     faults: FaultConfig
+    # Never served from (or written to) a response cache: every call must meet the injector.
+    cache: bool | None = False
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _calls: int = PrivateAttr(default=0)
     _injected: Counter[str] = PrivateAttr(default_factory=Counter)
@@ -186,8 +189,7 @@ class FaultyChatModel(BaseChatModel):
             raise TimeoutError(f"injected fault: no answer within {self.faults.hang_s:g} s")
         if kind is not None:
             return _content(kind, self.faults, index)
-        config = {"callbacks": run_manager.get_child()} if run_manager else None
-        return _wrap(self.inner.invoke(messages, config=config, stop=stop, **kwargs))
+        return _wrap(self.inner.invoke(messages, stop=stop, **kwargs))
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
@@ -198,8 +200,7 @@ class FaultyChatModel(BaseChatModel):
             raise TimeoutError(f"injected fault: no answer within {self.faults.hang_s:g} s")
         if kind is not None:
             return _content(kind, self.faults, index)
-        config = {"callbacks": run_manager.get_child()} if run_manager else None
-        return _wrap(await self.inner.ainvoke(messages, config=config, stop=stop, **kwargs))
+        return _wrap(await self.inner.ainvoke(messages, stop=stop, **kwargs))
 
 
 def _wrap(message: BaseMessage) -> ChatResult:

@@ -117,7 +117,7 @@ class _WaitRetryAfter(wait_base):
 
     def __init__(self, policy: RetryPolicy) -> None:
         self.policy = policy
-        self.backoff = wait_exponential_jitter(initial=policy.initial_s, max=policy.max_backoff_s,
+        self.backoff = wait_exponential_jitter(multiplier=policy.initial_s, max=policy.max_backoff_s,
                                                jitter=policy.jitter_s)
 
     def __call__(self, retry_state: RetryCallState) -> float:

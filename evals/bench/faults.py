@@ -1,0 +1,181 @@
+"""`reso bench faults`: ReSo on GSM8K-MAS with every LLM model behind a fault injector, at several fault rates.
+
+For each rate the default replay pool's LLM models are wrapped in `reso.agents.faults.FaultyChatModel`
+(timeouts, 429 with `Retry-After`, 500, empty text, text with no answer, garbage, drawn uniformly), and a
+fresh ReSo team (its own in-memory DADB, breakers and retry policy) runs `run_eval` in training mode over the
+same questions. Reported per rate: items completed (a results row written), items lost (no row), exceptions
+that escaped `run_eval` (each one followed by a resume, as an operator would), accuracy, retries spent, and
+what was injected. The waits are short (`Retry-After` 0.05 s, backoff from 0.02 s) so that three rates over
+200 questions run in a few minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reso.agents.faults import FAULT_KINDS, FaultConfig, FaultKind, FaultyChatModel
+from reso.agents.health import Health
+from reso.agents.pool import Pool
+from reso.agents.retry import RetryPolicy
+
+MAX_RESUMES = 3
+
+
+@dataclass(frozen=True)
+class FaultBench:
+    """What one bench run measures."""
+
+    questions: int = 200
+    rates: Sequence[float] = (0.0, 0.1, 0.3)
+    seed: int = 0
+    level: str = "easy"
+    kinds: tuple[FaultKind, ...] = FAULT_KINDS
+    concurrency: int = 16
+    call_timeout_s: float = 1.0
+    hang_s: float = 1.5
+    retry_after_s: float = 0.05
+    retry: RetryPolicy = field(default_factory=lambda: RetryPolicy(
+        attempts=3, initial_s=0.02, max_backoff_s=0.2, jitter_s=0.02, max_retry_after_s=1.0))
+    breaker_threshold: int = 5
+    breaker_cooldown_s: float = 5.0
+    scorer: str = "consensus"
+
+
+def load_questions(level: str, n: int) -> list[Any]:
+    """The first `n` items of GSM8K-MAS `level`, train split then test split (no question on both)."""
+    from reso.evals.datasets import load_dataset
+
+    problems = [*load_dataset(f"gsm8k-mas-{level}-train"), *load_dataset(f"gsm8k-mas-{level}-test")]
+    if n > len(problems):
+        raise ValueError(f"--questions {n}: GSM8K-MAS-{level} has {len(problems)} items (train + test)")
+    return problems[:n]
+
+
+def faulty_pool(pool: Pool, faults: FaultConfig) -> Pool:
+    """`pool` with `faults` on the model of every LLM agent (tool agents are left exact)."""
+    agents = [agent.model_copy(update={"model": agent.model.model_copy(update={"faults": faults})})
+              if agent.kind == "llm" else agent for agent in pool]
+    return Pool(agents, name=f"{pool.name}+faults", source=pool.source)
+
+
+_TRANSPORT_ERRORS = ("TimeoutError", "APITimeoutError", "RateLimitError", "InternalServerError",
+                     "APIConnectionError")
+
+
+def is_transport_error(error: str | None) -> bool:
+    """Whether a recorded error line is a timeout or HTTP failure that outlasted its retries."""
+    return bool(error) and error.split(":", 1)[0] in _TRANSPORT_ERRORS
+
+
+def _candidates(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for row in rows for step in row["steps"] for c in step["candidates"]]
+
+
+async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out: Path) -> dict[str, Any]:
+    import dataclasses
+
+    from reso.agents.invoke import models_for_pool
+    from reso.evals.methods import parse_method
+    from reso.evals.results import ResultsFile
+    from reso.evals.runner import EvalConfig, run_eval
+    from reso.graphs.settings import ReSoSettings
+    from reso.graphs.team import build_team
+
+    settings = ReSoSettings(mode="train", scorer=bench.scorer, seed=bench.seed, db="",
+                            call_timeout_s=bench.call_timeout_s)
+    base = await asyncio.to_thread(build_team, settings)
+    faults = FaultConfig(rate=rate, kinds=bench.kinds, seed=bench.seed, retry_after_s=bench.retry_after_s,
+                         hang_s=bench.hang_s)
+    pool = faulty_pool(base.pool, faults)
+    health = Health.for_pool(pool, threshold=bench.breaker_threshold, cooldown_s=bench.breaker_cooldown_s,
+                             max_cooldown_s=max(bench.breaker_cooldown_s, 60.0))
+    team = dataclasses.replace(base, pool=pool, models=models_for_pool(pool), health=health, retry=bench.retry)
+    config = EvalConfig(dataset=f"gsm8k-mas-{bench.level}", method=parse_method("reso", pool), out=out,
+                        settings=settings, concurrency=bench.concurrency, command=["reso", "bench", "faults"])
+    started = time.monotonic()
+    escaped: list[str] = []
+    for _ in range(1 + MAX_RESUMES):
+        try:
+            await run_eval(config, problems, team)
+            break
+        except Exception as error:  # noqa: BLE001 - counted: the bench measures exactly these
+            escaped.append(f"{type(error).__name__}: {error}"[:200])
+    wall = time.monotonic() - started
+    with ResultsFile(out / "results.jsonl") as results:
+        rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
+    candidates = _candidates(rows)
+    injected: Counter[str] = Counter()
+    for model in {id(m): m for m in team.models.values()}.values():
+        if isinstance(model, FaultyChatModel):
+            injected.update(model.injected)
+    model_calls = sum(m.calls for m in {id(m): m for m in team.models.values()}.values()
+                      if isinstance(m, FaultyChatModel))
+    n = len(problems)
+    return {
+        "fault_rate": rate,
+        "questions": n,
+        "completed": len(rows),
+        "lost": n - len(rows),
+        "escaped_exceptions": len(escaped),
+        "accuracy": sum(1 for row in rows if row["correct"]) / n if n else 0.0,
+        "failed_items": sum(1 for row in rows if row["status"] != "done"),
+        "candidate_calls": len(candidates),
+        "retry_calls": sum(int(c.get("retries", 0)) for c in candidates),
+        "failed_calls": sum(1 for c in candidates if c.get("error")),
+        "unrecovered_transport_errors": sum(1 for c in candidates if is_transport_error(c.get("error"))),
+        "llm_calls_made": model_calls,
+        "injected": dict(sorted(injected.items())),
+        "injected_share": sum(injected.values()) / model_calls if model_calls else 0.0,
+        "breaker_trips": sum(int(s["trips"]) for s in health.snapshot().values()),
+        "wall_s": round(wall, 2),
+        "errors": escaped,
+    }
+
+
+async def run_bench(bench: FaultBench, out: Path | None = None,
+                    log: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Run every rate of `bench` over the same questions and return the report (`rows`, one per rate)."""
+    problems = load_questions(bench.level, bench.questions)
+    with tempfile.TemporaryDirectory(prefix="reso-bench-faults-") as scratch:
+        root = out or Path(scratch)
+        rows = []
+        for rate in bench.rates:
+            log(f"fault rate {rate:g}: {len(problems)} questions")
+            rows.append(await _run_rate(bench, rate, problems, root / f"rate-{rate:g}"))
+    return {
+        "bench": "faults",
+        "dataset": f"gsm8k-mas-{bench.level} (train + test)",
+        "pool": "default replay pool, every LLM model behind the fault injector",
+        "kinds": list(bench.kinds),
+        "seed": bench.seed,
+        "retry": {"attempts": bench.retry.attempts, "initial_s": bench.retry.initial_s,
+                  "max_backoff_s": bench.retry.max_backoff_s, "retry_after_s": bench.retry_after_s},
+        "call_timeout_s": bench.call_timeout_s,
+        "rows": rows,
+    }
+
+
+def render_table(report: dict[str, Any]) -> Any:
+    """A rich table of the report's rows."""
+    from rich.table import Table
+
+    table = Table(title=f"faults: {report['rows'][0]['questions'] if report['rows'] else 0} questions, "
+                        f"{report['dataset']}")
+    columns = ("fault rate", "completed", "lost", "escaped", "accuracy", "retries", "failed calls",
+               "injected", "breaker trips", "wall s")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in report["rows"]:
+        table.add_row(f"{row['fault_rate']:.0%}", str(row["completed"]), str(row["lost"]),
+                      str(row["escaped_exceptions"]), f"{row['accuracy']:.1%}", str(row["retry_calls"]),
+                      str(row["failed_calls"]), str(sum(row["injected"].values())), str(row["breaker_trips"]),
+                      f"{row['wall_s']:.1f}")
+    return table
+
