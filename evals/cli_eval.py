@@ -38,6 +38,7 @@ def eval_command(
     db: Annotated[Optional[Path], typer.Option(help="DADB file; default OUT/dadb.sqlite.")] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask.")] = None,
+    embedder: Annotated[Optional[str], typer.Option(help="Subtask embedder: minilm | hash:DIM | openai:MODEL.")] = None,
     budget_usd: Annotated[Optional[float], typer.Option(help="Stop calling models past this run total (USD).")] = None,
     max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.")] = None,
     budget_tokens: Annotated[Optional[int], typer.Option(help="Stop calling models past this run total of tokens.")] = None,
@@ -67,8 +68,8 @@ def eval_command(
         problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
         settings = ReSoSettings().replace(
             pool=resolve_pool(pool, out), seed=seed, mode=mode, db=str(db or out / "dadb.sqlite"),
-            **{key: value for key, value in {"scorer": scorer, "k": k, "max_usd": max_usd, "max_tokens": max_tokens,
-                                              "max_seconds": max_seconds}.items()
+            **{key: value for key, value in {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd,
+                                              "max_tokens": max_tokens, "max_seconds": max_seconds}.items()
                if value is not None})
         team = team_for(settings)
         parsed = parse_method(method, team.pool)
