@@ -1,0 +1,52 @@
+"""A child process for the checkpoint-resume test: solves a three-step chain with slow scripted agents
+through `ReSo(checkpoint_path=...)`, logging every agent call (at its start) to a file.
+
+Usage: python -m tests.integration_tests.checkpoint_child CHECKPOINT_FILE CALL_LOG
+Prints the result as one JSON line when the question is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+from reso.graphs.api import ReSo
+from reso.graphs.settings import ReSoSettings
+from tests.engine_fakes import ScriptedAnswerer, scripted_team
+
+PLAN = [
+    {"id": "0", "instruction": "Step A: how many apples?", "depends_on": []},
+    {"id": "1", "instruction": "Step B: how many boxes?", "depends_on": ["0"]},
+    {"id": "2", "instruction": "Step C: how many crates?", "depends_on": ["1"]},
+    {"id": "final", "instruction": "Please calculate the value of Answer[0]*Answer[1]*Answer[2].",
+     "depends_on": ["0", "1", "2"]},
+]
+ANSWERS = {"Step A": "\\boxed{2}", "Step B": "\\boxed{3}", "Step C": "\\boxed{4}"}
+# Step C is slow, so the parent can kill the run while C is in flight and A and B are long saved.
+DELAYS = {"Step A": 0.3, "Step B": 0.3, "Step C": 3.0}
+
+
+class LoggedAnswerer(ScriptedAnswerer):
+    """Appends the subtask key of every call to `log` before answering."""
+
+    log: str = ""
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs: Any):
+        with open(self.log, "a", encoding="utf-8") as handle:
+            handle.write(self._key(messages) + "\n")
+        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+
+def main(checkpoint: str, log: str) -> None:
+    model = LoggedAnswerer(answers=ANSWERS, delays=DELAYS, calls=[], log=log)
+    team = scripted_team({"a": model}, lambda s: ["calc"] if s.startswith("Please calculate") else ["a"])
+    reso = ReSo(ReSoSettings(), team=team, checkpoint_path=checkpoint)
+    result = asyncio.run(reso.asolve("three steps", plan=PLAN, thread_id="crash-test"))
+    print(json.dumps({"answer": result.answer, "status": result.status,
+                      "steps": {step.id: step.value for step in result.steps}}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
