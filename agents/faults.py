@@ -69,25 +69,27 @@ class FaultConfig(BaseModel):
         return kinds
 
 
-def _uniforms(seed: int, index: int) -> tuple[float, float]:
+def _uniforms(seed: int, index: int, stream: str) -> tuple[float, float]:
     # A hash rather than one shared RNG stream: call i's fate must not depend on how many calls other
     # coroutines made first, so a run's faults are reproducible whatever the interleaving.
-    digest = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=16).digest()
+    digest = hashlib.blake2b(f"{seed}:{stream}:{index}".encode(), digest_size=16).digest()
     scale = float(1 << 64)
     return int.from_bytes(digest[:8], "big") / scale, int.from_bytes(digest[8:], "big") / scale
 
 
-def fault_for(config: FaultConfig, index: int) -> FaultKind | None:
-    """The fault of call number `index` (0-based) under `config`, or None when the call goes through."""
-    draw, pick = _uniforms(config.seed, index)
+def fault_for(config: FaultConfig, index: int, stream: str = "") -> FaultKind | None:
+    """The fault of call number `index` (0-based) under `config`, or None when the call goes through.
+
+    `stream` names the wrapped model, so that two models with the same settings do not fail in step."""
+    draw, pick = _uniforms(config.seed, index, stream)
     if draw >= config.rate:
         return None
     return config.kinds[min(int(pick * len(config.kinds)), len(config.kinds) - 1)]
 
 
-def fault_counts(config: FaultConfig, calls: int) -> Counter[str]:
+def fault_counts(config: FaultConfig, calls: int, stream: str = "") -> Counter[str]:
     """How many of the first `calls` calls get each fault kind (a preview of a run, for tests and reports)."""
-    return Counter(kind for i in range(calls) if (kind := fault_for(config, i)) is not None)
+    return Counter(kind for i in range(calls) if (kind := fault_for(config, i, stream)) is not None)
 
 
 def _response(status: int, headers: dict[str, str] | None = None) -> Any:
@@ -135,12 +137,14 @@ def _content(kind: FaultKind, config: FaultConfig, index: int) -> ChatResult:
 class FaultyChatModel(BaseChatModel):
     """Wraps any chat model and injects `faults` into a seeded share of its calls.
 
-    Call numbers count every call made through this wrapper (sync or async) from 0; `injected` counts the
-    faults injected so far by kind.
+    Call numbers count every call made through this wrapper (sync or async) from 0; `fault_stream` (the
+    model's name when loaded from a pool) salts the draw; `injected` counts the faults injected so far by
+    kind.
     """
 
     inner: BaseChatModel
     faults: FaultConfig
+    fault_stream: str = ""
     # Never served from (or written to) a response cache: every call must meet the injector.
     cache: bool | None = False
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -167,7 +171,7 @@ class FaultyChatModel(BaseChatModel):
         with self._lock:
             index = self._calls
             self._calls += 1
-            kind = fault_for(self.faults, index)
+            kind = fault_for(self.faults, index, self.fault_stream)
             if kind is not None:
                 self._injected[kind] += 1
         return index, kind
@@ -207,9 +211,9 @@ def _wrap(message: BaseMessage) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-def with_faults(model: BaseChatModel, faults: FaultConfig | None) -> BaseChatModel:
+def with_faults(model: BaseChatModel, faults: FaultConfig | None, stream: str = "") -> BaseChatModel:
     """`model` wrapped in a `FaultyChatModel` when `faults` asks for any (rate > 0), else `model` itself."""
     if faults is None or faults.rate <= 0.0:
         return model
-    return FaultyChatModel(inner=model, faults=faults)
+    return FaultyChatModel(inner=model, faults=faults, fault_stream=stream)
 

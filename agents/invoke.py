@@ -19,8 +19,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from reso.agents.answers import AgentAnswer
 from reso.agents import models as _models
+from reso.agents.answers import AgentAnswer
 from reso.agents.profiles import Agent, ModelSpec
 from reso.agents.retry import NO_RETRY, RetryFailed, RetryPolicy, call_with_retries
 
@@ -100,7 +100,7 @@ async def call_agent(
         try:
             return await (asyncio.wait_for(call, timeout_s) if timeout_s is not None else call)
         except asyncio.TimeoutError as error:
-            if str(error):
+            if str(error) or timeout_s is None:
                 raise
             raise TimeoutError(f"no answer within {timeout_s:g} s") from None
 

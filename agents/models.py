@@ -130,7 +130,7 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
         # Set on the built model rather than passed to each constructor: replay, tool and local loaders
         # validate their own params, and `rate_limiter` is a field of every BaseChatModel.
         chat_model.rate_limiter = limiter
-    return with_faults(chat_model, model.faults)
+    return with_faults(chat_model, model.faults, stream=model.short_name)
 
 
 def _build(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:

@@ -104,3 +104,13 @@ def test_rate_zero_leaves_the_model_unwrapped() -> None:
     inner = ScriptedChatModel(default="ok")
     assert with_faults(inner, FaultConfig(rate=0.0)) is inner
     assert with_faults(inner, None) is inner
+
+
+def test_models_of_one_pool_do_not_fail_in_step() -> None:
+    config = FaultConfig(rate=0.3, seed=0)
+    gpt = [fault_for(config, i, "gpt-4") is not None for i in range(400)]
+    mixtral = [fault_for(config, i, "mixtral") is not None for i in range(400)]
+    assert gpt != mixtral
+    pool = pool_from_dict({"models": [{"spec": "tool:calculator", "name": "calc", "faults": {"rate": 0.3}}],
+                           "roles": ["Algebra"]})
+    assert load_chat_model(pool[0].model).fault_stream == "calc"
