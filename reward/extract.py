@@ -113,7 +113,9 @@ def normalize_answer(answer: str | None) -> str | None:
     s = answer.strip()
     if not s:
         return None
-    s = _strip_delimiters(s)
+    # Collapse whitespace first: a control character that splits "\\" from what follows would otherwise become
+    # a LaTeX "\\ " space only after the spacing pass, and a second pass would change the result.
+    s = _strip_delimiters(" ".join(s.split()))
     s = s.replace("−", "-").replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     s = _LATEX_SPACING.sub(" ", s)
     s = _CURRENCY.sub("", s)
