@@ -13,6 +13,7 @@ What happened is recorded in a `PlanResult` (attempts, errors, repairs, fallback
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -167,8 +168,13 @@ class _Attempts:
         return self.dag is None and self.attempts < 1 + self.planner.max_retries
 
     def model_failed(self, error: Exception) -> None:
+        from reso.agents.invoke import redact
+
         self.attempts += 1
-        first_line = (str(error).splitlines() or [""])[0][:200]
+        # Providers echo a rejected key in their error text; these notes reach stderr and results files.
+        secrets = [value for name, value in os.environ.items()
+                   if name.endswith(("_API_KEY", "_TOKEN", "_SECRET")) and len(value) >= 4]
+        first_line = redact((str(error).splitlines() or [""])[0], secrets)[:200]
         self.errors.append(
             f"attempt {self.attempts}: the model call failed: {type(error).__name__}: {first_line}"
         )

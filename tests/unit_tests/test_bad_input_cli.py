@@ -332,3 +332,13 @@ def test_a_1mb_question_to_the_default_pool_says_there_is_no_recording(tmp_path:
     assert error.startswith("error: no answer: every candidate failed: ") and "NoRecordingError" in error
     assert "replays recorded answers" in hint and "--pool" in hint
     assert "Traceback" not in result.stderr
+
+
+def test_a_planner_model_rejecting_the_key_does_not_echo_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    rejected = RuntimeError(f"Error code: 401 - Incorrect API key provided: {KEY}")
+    monkeypatch.setattr(cli_plan, "_load_model", lambda spec: ScriptedChatModel(script=[rejected] * 3))
+    result = invoke("plan", PLAN_QUESTION, "--planner", "llm", "--model", "openai:gpt-4o-mini", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "note: attempt 1: the model call failed: RuntimeError: Error code: 401" in result.stderr
+    assert KEY not in result.stderr and KEY not in result.stdout
