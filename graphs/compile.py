@@ -52,18 +52,43 @@ def _make_node(step_id: str):
     return functools.partial(_subtask_node, step_id)
 
 
+DagShape = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def dag_shape(dag: Any) -> DagShape:
+    """What a compiled graph depends on: the subtask ids and their parents, in order (not the texts)."""
+    return tuple((node.id, tuple(dag.parents(node.id))) for node in dag.nodes)
+
+
 def compile_dag(dag: Any, *, checkpointer: Any = None) -> CompiledStateGraph:
-    """The state graph of `dag` (a reso.graphs.dag.TaskDAG), compiled."""
+    """The state graph of `dag` (a reso.graphs.dag.TaskDAG), compiled.
+
+    Without a checkpointer the graph is shared by every DAG of the same shape: its nodes hold only step ids
+    and find the live run through a context variable, so nothing in it belongs to one question.
+    """
+    if checkpointer is None:
+        return _compiled_for_shape(dag_shape(dag))
+    return _compile(dag_shape(dag), checkpointer)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_for_shape(shape: DagShape) -> CompiledStateGraph:
+    return _compile(shape, None)
+
+
+def _compile(shape: DagShape, checkpointer: Any) -> CompiledStateGraph:
     builder = StateGraph(DagState)
-    for node in dag.nodes:
-        builder.add_node(node_name(node.id), _make_node(node.id), retry_policy=NODE_RETRY)
-    for node in dag.nodes:
-        parents = [node_name(parent) for parent in dag.parents(node.id)]
-        if not parents:
-            builder.add_edge(START, node_name(node.id))
-        elif len(parents) == 1:
-            builder.add_edge(parents[0], node_name(node.id))
+    for step_id, _ in shape:
+        builder.add_node(node_name(step_id), _make_node(step_id), retry_policy=NODE_RETRY)
+    children = {parent for _, parents in shape for parent in parents}
+    for step_id, parents in shape:
+        names = [node_name(parent) for parent in parents]
+        if not names:
+            builder.add_edge(START, node_name(step_id))
+        elif len(names) == 1:
+            builder.add_edge(names[0], node_name(step_id))
         else:
-            builder.add_edge(parents, node_name(node.id))
-    builder.add_edge(node_name(dag.final_id), END)
+            builder.add_edge(names, node_name(step_id))
+    (final_id,) = [step_id for step_id, _ in shape if step_id not in children]
+    builder.add_edge(node_name(final_id), END)
     return builder.compile(checkpointer=checkpointer, name="task_dag")

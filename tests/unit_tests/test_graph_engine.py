@@ -179,3 +179,12 @@ def test_context_policy_decides_which_earlier_answers_a_subtask_sees(schedule, p
 
     assert seen(prompts["Step C"]) == c_sees
     assert seen(calc_prompts[0]) == final_sees
+
+
+def test_compiled_graphs_are_shared_by_dags_of_the_same_shape():
+    renamed = [{**step, "instruction": step["instruction"].upper()} for step in DIAMOND]
+    chain = [{"id": "a", "instruction": "A", "depends_on": []},
+             {"id": "final", "instruction": "B", "depends_on": ["a"]}]
+    first = compile_dag(TaskDAG.from_steps(DIAMOND))
+    assert compile_dag(TaskDAG.from_steps(renamed)) is first
+    assert compile_dag(TaskDAG.from_steps(chain)) is not first
