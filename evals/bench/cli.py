@@ -204,6 +204,7 @@ def faults_command(
     level: str = typer.Option("easy", help="GSM8K-MAS level: easy, medium or hard."),
     concurrency: int = typer.Option(16, min=1, help="Questions in flight at once."),
     out: str = typer.Option("", help="Keep each rate's run folder under this folder (default: a temporary one)."),
+    dead_endpoint: bool = typer.Option(True, help="Also run a frozen DADB with one LLM model always failing."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """Items completed and lost, escaped exceptions, accuracy and retries with 0 %, 10 %, 30 % faulty calls."""
@@ -221,7 +222,8 @@ def faults_command(
         raise typer.BadParameter(f"--rates needs numbers in [0, 1], got {rates!r}")
     if level not in ("easy", "medium", "hard"):
         raise typer.BadParameter(f"--level must be easy, medium or hard, got {level!r}")
-    bench = FaultBench(questions=questions, rates=tuple(rate_list), seed=seed, level=level, concurrency=concurrency)
+    bench = FaultBench(questions=questions, rates=tuple(rate_list), seed=seed, level=level, concurrency=concurrency,
+                       dead_endpoint=dead_endpoint)
     try:
         report = asyncio.run(run_bench(bench, Path(out) if out else None, log=lambda line: typer.echo(line, err=True)))
     except ValueError as error:  # more questions than the dataset has

@@ -7,6 +7,10 @@ same questions. Reported per rate: items completed (a results row written), item
 that escaped `run_eval` (each one followed by a resume, as an operator would), accuracy, retries spent, and
 what was injected. The waits are short (`Retry-After` 0.05 s, backoff from 0.02 s) so that three rates over
 200 questions run in a few minutes on two cores.
+
+Then the case only the circuit breaker covers: a frozen DADB (test mode, which learns nothing from failures)
+with the pool's first LLM model failing every call with HTTP 500, against the same run with it healthy;
+`calls_to_first_llm_model` shows how often the engine still asked it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import asyncio
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +50,7 @@ class FaultBench:
     breaker_threshold: int = 5
     breaker_cooldown_s: float = 5.0
     scorer: str = "consensus"
+    dead_endpoint: bool = True
 
 
 def load_questions(level: str, n: int) -> list[Any]:
@@ -58,10 +63,12 @@ def load_questions(level: str, n: int) -> list[Any]:
     return problems[:n]
 
 
-def faulty_pool(pool: Pool, faults: FaultConfig) -> Pool:
-    """`pool` with `faults` on the model of every LLM agent (tool agents are left exact)."""
+def faulty_pool(pool: Pool, faults: FaultConfig | None, only: Collection[str] | None = None) -> Pool:
+    """`pool` with `faults` on the model of every LLM agent, or of those whose model spec is in `only`
+    (tool agents are left exact)."""
     agents = [agent.model_copy(update={"model": agent.model.model_copy(update={"faults": faults})})
-              if agent.kind == "llm" else agent for agent in pool]
+              if agent.kind == "llm" and (only is None or agent.model.spec in only) else agent
+              for agent in pool]
     return Pool(agents, name=f"{pool.name}+faults", source=pool.source)
 
 
@@ -78,7 +85,10 @@ def _candidates(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [c for row in rows for step in row["steps"] for c in step["candidates"]]
 
 
-async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out: Path) -> dict[str, Any]:
+async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out: Path, *,
+                    mode: str = "train", dead: bool = False) -> dict[str, Any]:
+    """One run: every LLM model faulty at `rate`, or (`dead`) only the pool's first LLM model, failing
+    every call with HTTP 500."""
     import dataclasses
 
     from reso.agents.invoke import models_for_pool
@@ -88,12 +98,14 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import build_team
 
-    settings = ReSoSettings(mode="train", scorer=bench.scorer, seed=bench.seed, db="",
+    settings = ReSoSettings(mode=mode, scorer=bench.scorer, seed=bench.seed, db="",
                             call_timeout_s=bench.call_timeout_s)
     base = await asyncio.to_thread(build_team, settings)
-    faults = FaultConfig(rate=rate, kinds=bench.kinds, seed=bench.seed, retry_after_s=bench.retry_after_s,
-                         hang_s=bench.hang_s)
-    pool = faulty_pool(base.pool, faults)
+    faults = FaultConfig(rate=rate, kinds=("server_error",) if dead else bench.kinds, seed=bench.seed,
+                         retry_after_s=bench.retry_after_s, hang_s=bench.hang_s)
+    first_llm = next(agent.model for agent in base.pool if agent.kind == "llm")
+    dead_spec = first_llm.spec
+    pool = faulty_pool(base.pool, faults, only={dead_spec} if dead else None)
     health = Health.for_pool(pool, threshold=bench.breaker_threshold, cooldown_s=bench.breaker_cooldown_s,
                              max_cooldown_s=max(bench.breaker_cooldown_s, 60.0))
     team = dataclasses.replace(base, pool=pool, models=models_for_pool(pool), health=health, retry=bench.retry)
@@ -118,8 +130,12 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     model_calls = sum(m.calls for m in {id(m): m for m in team.models.values()}.values()
                       if isinstance(m, FaultyChatModel))
     n = len(problems)
+    on_dead = [c for c in candidates if c["model"] == dead_spec]
     return {
         "fault_rate": rate,
+        "mode": settings.mode,
+        "faulty_model": first_llm.short_name if dead else "every LLM model",
+        "calls_to_first_llm_model": len(on_dead),
         "questions": n,
         "completed": len(rows),
         "lost": n - len(rows),
@@ -149,6 +165,11 @@ async def run_bench(bench: FaultBench, out: Path | None = None,
         for rate in bench.rates:
             log(f"fault rate {rate:g}: {len(problems)} questions")
             rows.append(await _run_rate(bench, rate, problems, root / f"rate-{rate:g}"))
+        dead = None
+        if bench.dead_endpoint:
+            log(f"one LLM model always failing, frozen DADB: {len(problems)} questions")
+            dead = {"healthy": await _run_rate(bench, 0.0, problems, root / "test-healthy", mode="test"),
+                    "dead": await _run_rate(bench, 1.0, problems, root / "test-dead", mode="test", dead=True)}
     return {
         "bench": "faults",
         "dataset": f"gsm8k-mas-{bench.level} (train + test)",
@@ -159,23 +180,27 @@ async def run_bench(bench: FaultBench, out: Path | None = None,
                   "max_backoff_s": bench.retry.max_backoff_s, "retry_after_s": bench.retry_after_s},
         "call_timeout_s": bench.call_timeout_s,
         "rows": rows,
+        "dead_endpoint": dead,
     }
 
 
 def render_table(report: dict[str, Any]) -> Any:
-    """A rich table of the report's rows."""
+    """A rich table of the report's rows (and of the dead-endpoint runs, when present)."""
     from rich.table import Table
 
-    table = Table(title=f"faults: {report['rows'][0]['questions'] if report['rows'] else 0} questions, "
-                        f"{report['dataset']}")
-    columns = ("fault rate", "completed", "lost", "escaped", "accuracy", "retries", "failed calls",
-               "injected", "breaker trips", "wall s")
+    rows = [(f"{row['fault_rate']:.0%} faulty, train", row) for row in report["rows"]]
+    if report.get("dead_endpoint"):
+        healthy, dead = report["dead_endpoint"]["healthy"], report["dead_endpoint"]["dead"]
+        rows += [("healthy, test", healthy), (f"{dead['faulty_model']} dead, test", dead)]
+    questions = rows[0][1]["questions"] if rows else 0
+    table = Table(title=f"faults: {questions} questions, {report['dataset']}")
+    columns = ("run", "completed", "lost", "escaped", "accuracy", "retries", "failed calls", "injected",
+               "calls to 1st LLM", "breaker trips", "wall s")
     for column in columns:
         table.add_column(column, justify="right")
-    for row in report["rows"]:
-        table.add_row(f"{row['fault_rate']:.0%}", str(row["completed"]), str(row["lost"]),
-                      str(row["escaped_exceptions"]), f"{row['accuracy']:.1%}", str(row["retry_calls"]),
-                      str(row["failed_calls"]), str(sum(row["injected"].values())), str(row["breaker_trips"]),
-                      f"{row['wall_s']:.1f}")
+    for label, row in rows:
+        table.add_row(label, str(row["completed"]), str(row["lost"]), str(row["escaped_exceptions"]),
+                      f"{row['accuracy']:.1%}", str(row["retry_calls"]), str(row["failed_calls"]),
+                      str(sum(row["injected"].values())), str(row["calls_to_first_llm_model"]),
+                      str(row["breaker_trips"]), f"{row['wall_s']:.1f}")
     return table
-

@@ -22,7 +22,7 @@ def _last_json(output: str) -> dict:
 
 def test_bench_faults_loses_nothing_and_counts_its_retries(tmp_path) -> None:
     result = CliRunner().invoke(app, ["bench", "faults", "--questions", "6", "--rates", "0,0.5", "--seed", "1",
-                                      "--out", str(tmp_path), "--json"])
+                                      "--concurrency", "1", "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     report = _last_json(result.output)
     clean, faulty = report["rows"]
@@ -38,6 +38,11 @@ def test_bench_faults_loses_nothing_and_counts_its_retries(tmp_path) -> None:
     # Every transport fault was either retried or outlasted the retries (a slow machine may add real timeouts).
     assert faulty["retry_calls"] + faulty["unrecovered_transport_errors"] >= transport
     assert 0.2 <= faulty["injected_share"] <= 0.8
+    # A frozen DADB and one model failing every call: the breaker (threshold 5) shuts it out.
+    healthy, dead = report["dead_endpoint"]["healthy"], report["dead_endpoint"]["dead"]
+    assert dead["lost"] == 0 and dead["escaped_exceptions"] == 0 and dead["mode"] == "test"
+    assert dead["breaker_trips"] >= 1
+    assert dead["calls_to_first_llm_model"] <= 6 < healthy["calls_to_first_llm_model"]
 
 
 def test_bench_faults_refuses_more_questions_than_the_dataset_has_and_bad_rates() -> None:
