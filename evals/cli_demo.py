@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 
@@ -27,7 +27,9 @@ def demo_command(
     from reso.evals.demo import DemoConfig, comparison_rows, run_demo, write_comparison
 
     if level not in ("easy", "medium", "hard"):
-        raise typer.BadParameter("--level must be easy, medium or hard")
+        _fail("--level must be easy, medium or hard")
+    if pool:
+        _check_pool(pool)
     console = Console(stderr=True)
     config = DemoConfig(out=out, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit)
@@ -46,3 +48,20 @@ def demo_command(
     Console().print(table)
     typer.echo(f"report: {out / 'report.md'}  (plots beside it; per-run reports in {out}/*/report.md)")
     typer.echo(f"table: {path}")
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _check_pool(pool: str) -> None:
+    """Load the pool and its chat models (API-key variables included) before the long job starts, so a bad
+    pool file or an unset key is one line and exit code 2 rather than a traceback minutes in."""
+    from reso.agents.invoke import models_for_pool
+    from reso.agents.pool import load_pool
+
+    try:
+        models_for_pool(load_pool(pool))
+    except ValueError as error:  # PoolError, ModelLoadError, ReplayError
+        _fail(str(error).strip().splitlines()[0])

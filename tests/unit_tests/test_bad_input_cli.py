@@ -342,3 +342,16 @@ def test_a_planner_model_rejecting_the_key_does_not_echo_it(monkeypatch: pytest.
     assert result.exit_code == 0, result.stderr
     assert "note: attempt 1: the model call failed: RuntimeError: Error code: 401" in result.stderr
     assert KEY not in result.stderr and KEY not in result.stdout
+
+
+def test_demo_refuses_a_bad_pool_or_an_unset_key_before_starting(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "demo"
+    pool = write(tmp_path / "role.yaml", POOLS[2][1])
+    assert_one_error_line(invoke("demo", "--pool", str(pool), "--out", str(out)), 2, "unknown role 'Astrology'")
+    monkeypatch.delenv("RESO_TEST_UNSET_KEY_VAR", raising=False)
+    pool = write(tmp_path / "pool.yaml", UNSET_KEY_POOL)
+    assert_one_error_line(invoke("demo", "--pool", str(pool), "--out", str(out)), 2,
+                          "RESO_TEST_UNSET_KEY_VAR (api_key_env) is not set or empty")
+    assert_one_error_line(invoke("demo", "--level", "extreme", "--out", str(out)), 2, "--level must be easy")
+    assert not out.exists()
