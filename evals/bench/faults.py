@@ -8,9 +8,9 @@ that escaped `run_eval` (each one followed by a resume, as an operator would), a
 what was injected. The waits are short (`Retry-After` 0.05 s, backoff from 0.02 s) so that three rates over
 200 questions run in a few minutes on two cores.
 
-Then the case only the circuit breaker covers: a frozen DADB (test mode, which learns nothing from failures)
-with the pool's first LLM model failing every call with HTTP 500, against the same run with it healthy;
-`calls_to_first_llm_model` shows how often the engine still asked it.
+Then the case only the circuit breaker covers: the DADB the first training run learned, frozen (test mode
+learns nothing from failures), with the pool's first LLM model failing every call with HTTP 500, against the
+same run with it healthy; `calls_to_first_llm_model` shows how often the engine still asked it.
 """
 
 from __future__ import annotations
@@ -86,9 +86,9 @@ def _candidates(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out: Path, *,
-                    mode: str = "train", dead: bool = False) -> dict[str, Any]:
+                    mode: str = "train", dead: bool = False, db: Path | None = None) -> dict[str, Any]:
     """One run: every LLM model faulty at `rate`, or (`dead`) only the pool's first LLM model, failing
-    every call with HTTP 500."""
+    every call with HTTP 500. Training runs write their DADB to `out/dadb.sqlite`; test runs read `db`."""
     import dataclasses
 
     from reso.agents.invoke import models_for_pool
@@ -98,7 +98,9 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import build_team
 
-    settings = ReSoSettings(mode=mode, scorer=bench.scorer, seed=bench.seed, db="",
+    out.mkdir(parents=True, exist_ok=True)
+    db_path = out / "dadb.sqlite" if mode == "train" else db
+    settings = ReSoSettings(mode=mode, scorer=bench.scorer, seed=bench.seed, db=str(db_path or ""),
                             call_timeout_s=bench.call_timeout_s)
     base = await asyncio.to_thread(build_team, settings)
     faults = FaultConfig(rate=rate, kinds=("server_error",) if dead else bench.kinds, seed=bench.seed,
@@ -167,9 +169,13 @@ async def run_bench(bench: FaultBench, out: Path | None = None,
             rows.append(await _run_rate(bench, rate, problems, root / f"rate-{rate:g}"))
         dead = None
         if bench.dead_endpoint:
+            # The DADB the first training run learned, frozen: what a deployed team selects with.
+            learned = root / f"rate-{bench.rates[0]:g}" / "dadb.sqlite" if bench.rates else None
             log(f"one LLM model always failing, frozen DADB: {len(problems)} questions")
-            dead = {"healthy": await _run_rate(bench, 0.0, problems, root / "test-healthy", mode="test"),
-                    "dead": await _run_rate(bench, 1.0, problems, root / "test-dead", mode="test", dead=True)}
+            dead = {"dadb": f"learned at fault rate {bench.rates[0]:g}" if learned else "empty",
+                    "healthy": await _run_rate(bench, 0.0, problems, root / "test-healthy", mode="test", db=learned),
+                    "dead": await _run_rate(bench, 1.0, problems, root / "test-dead", mode="test", dead=True,
+                                            db=learned)}
     return {
         "bench": "faults",
         "dataset": f"gsm8k-mas-{bench.level} (train + test)",
