@@ -83,6 +83,10 @@ def _check_domain(domain: str | None) -> str:
     return domain
 
 
+class DADBError(ValueError):
+    """The DADB file cannot be opened as one (not SQLite, or a table of another shape); names the file."""
+
+
 class DADB:
     """Agent statistics in SQLite (a file in WAL mode, or in memory when `path` is None)."""
 
@@ -97,12 +101,16 @@ class DADB:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         target = str(self.path) if self.path is not None else ":memory:"
         self._conn = sqlite3.connect(target, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        if self.path is not None:
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute(_SCHEMA)
-        self._conn.execute(_APPLIED_SCHEMA)
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            if self.path is not None:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute(_SCHEMA)
+            self._conn.execute(_APPLIED_SCHEMA)
+        except sqlite3.DatabaseError as error:  # a file that is not SQLite, or a DADB of another shape
+            self._conn.close()
+            raise DADBError(f"{target}: cannot use as a DADB: {error}") from None
 
     # -- mode ---------------------------------------------------------------------------------------
     @property

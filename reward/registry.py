@@ -187,7 +187,7 @@ def _invoke(
     kwargs = {**offered, **options}
     try:
         return factory(argument, **kwargs) if argument is not None else factory(**kwargs)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OSError) as exc:  # OSError: a model folder or file that is not there
         raise ScorerConfigError(f"{where}: {exc}") from exc
 
 

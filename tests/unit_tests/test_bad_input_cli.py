@@ -355,3 +355,15 @@ def test_demo_refuses_a_bad_pool_or_an_unset_key_before_starting(tmp_path: Path,
                           "RESO_TEST_UNSET_KEY_VAR (api_key_env) is not set or empty")
     assert_one_error_line(invoke("demo", "--level", "extreme", "--out", str(out)), 2, "--level must be easy")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["eval", "solve"])
+def test_a_dadb_file_that_is_not_sqlite_and_a_missing_crm_folder(tmp_path: Path, command: str) -> None:
+    bad_db = write(tmp_path / "dadb.sqlite", "not a database, just some text " * 10)
+    where = (["eval", "--dataset", str(write(tmp_path / "ok.jsonl", GOOD_LINE)), "--out", str(tmp_path / "run"),
+              "--quiet"] if command == "eval" else ["solve", "What is 2+2?"])
+    assert_one_error_line(invoke(*where, "--db", str(bad_db)), 2, f"{bad_db}: cannot use as a DADB")
+    missing = tmp_path / "no-crm"
+    assert_one_error_line(invoke(*where, "--scorer", f"small:{missing}"), 2,
+                          f"scorer 'small:{missing}'", "not a small CRM folder")
+    assert not (tmp_path / "run" / "results.jsonl").exists()
