@@ -17,6 +17,10 @@ from langchain_core.caches import BaseCache
 from langchain_core.globals import get_llm_cache, set_llm_cache
 
 
+class ResponseCacheError(ValueError):
+    """The response cache file cannot be opened (not SQLite); the message names the file."""
+
+
 def enable_response_cache(path: str | Path) -> BaseCache:
     """Serve repeated identical chat-model calls from an SQLite file (created when missing).
 
@@ -25,12 +29,19 @@ def enable_response_cache(path: str | Path) -> BaseCache:
 
     Returns:
         The installed cache (also available from `langchain_core.globals.get_llm_cache()`).
+
+    Raises:
+        ResponseCacheError: The file exists but is not an SQLite database.
     """
     from langchain_community.cache import SQLiteCache
+    from sqlalchemy.exc import DatabaseError
 
     target = Path(path).expanduser().resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
-    cache = SQLiteCache(database_path=str(target))
+    try:
+        cache = SQLiteCache(database_path=str(target))
+    except DatabaseError as error:  # a file that is not SQLite
+        raise ResponseCacheError(f"{target}: cannot use as a response cache: {error.orig or error}") from None
     set_llm_cache(cache)
     return cache
 
