@@ -232,7 +232,9 @@ def load_pool(path: str | Path) -> Pool:
     except FileNotFoundError:
         raise PoolError(f"{source}: pool file not found") from None
     except UnicodeDecodeError as error:
-        raise PoolError(f"{source}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        line = error.object.count(b"\n", 0, error.start) + 1
+        raise PoolError(f"{source}:{line}: not valid UTF-8 (byte 0x{error.object[error.start]:02x} at offset "
+                        f"{error.start})") from None
     except OSError as error:  # a folder, no permission, ...
         raise PoolError(f"{source}: cannot read the pool file: {error.strerror or error}") from None
     try:

@@ -123,7 +123,7 @@ POOLS = [
     ("dupes.yaml", "agents:\n" + "  - {id: a, model: {spec: 'tool:calculator'}, role: r, profile: p}\n" * 2,
      ["duplicate agent id 'a'"]),
     ("spec.yaml", "models:\n  - spec: no-colon\nroles: [Algebra]\n", ["field 'models.0.spec'"]),
-    ("latin1.yaml", b"name: caf\xe9\n", ["latin1.yaml: not UTF-8 text"]),
+    ("latin1.yaml", b"name: pool\nroles: [caf\xe9]\n", ["latin1.yaml:2: not valid UTF-8 (byte 0xe9 at offset 22)"]),
     ("scalar.yaml", "just text\n", ["a pool file must be a YAML mapping, got str"]),
     ("empty.yaml", "", ["a pool file must be a YAML mapping"]),
     ("no_agents.yaml", "name: nobody\n", ["the pool has no agents"]),
