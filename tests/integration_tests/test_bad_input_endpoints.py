@@ -125,3 +125,17 @@ def test_plan_with_a_rejected_planner_key_falls_back_with_scrubbed_notes(tmp_pat
     assert ("note: attempt 1: the model call failed: OpenAIAuthenticationError: Error code: 401 - "
             "Incorrect API key provided: ***") in result.stderr
     assert_no_key(result)
+
+
+def test_the_sync_python_api_answers_every_call_on_an_http_endpoint(tmp_path: Path) -> None:
+    # Each solve() used to get a new event loop while the openai client's pool kept the first one's
+    # connections: every second call failed with "Event loop is closed".
+    from reso.graphs.api import ReSo
+    from tests.openai_stub import StubReply
+
+    with OpenAIStub(default=StubReply("So the total is \\boxed{4}.")) as stub:
+        reso = ReSo(pool=str(write_pool(tmp_path, stub.base_url)))
+        results = [reso.solve("What is 2 + 2?") for _ in range(3)]
+    errors = [c.error for result in results for step in result.steps for c in step.candidates if c.error]
+    assert errors == []
+    assert [result.answer for result in results] == ["4", "4", "4"]
