@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -162,3 +163,24 @@ async def test_python_api_with_a_checkpoint_writes_the_key_nowhere(tmp_path: Pat
                        for record in caplog.records)
     assert caplog.records, "no log record was captured: the log scan would be vacuous"
     assert leaks(logged.encode()) == []
+
+
+def test_no_command_line_option_takes_a_key() -> None:
+    """Keys come only from environment variables, so the command line that summary.json records holds none."""
+    import re
+
+    import typer
+
+    from reso.evals.cli import app
+
+    key_like = re.compile(r"(?i)api[-_]?key|secret|password|credential|(^|[-_])token$")
+
+    def options(command: Any, path: str) -> list[tuple[str, str]]:
+        found = [(path, name) for param in command.params for name in getattr(param, "opts", [])]
+        for name, child in getattr(command, "commands", {}).items():  # typer bundles its own click
+            found += options(child, f"{path} {name}")
+        return found
+
+    every = options(typer.main.get_command(app), "reso")
+    assert len(every) > 50  # the walk reached the sub-commands
+    assert [(path, name) for path, name in every if key_like.search(name.lstrip("-"))] == []
