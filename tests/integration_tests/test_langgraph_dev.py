@@ -1,62 +1,14 @@
-"""`langgraph dev` serves the exported graph offline on the default pool; the SDK drives a run through it."""
+"""`langgraph dev` serves the exported graph offline on the default pool; the SDK drives a run through it.
+
+The `server` fixture is in conftest.py."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
 QUESTION = ("Janet’s ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins "
             "for her friends every day with four. She sells the remainder at the farmers' market daily for $2 "
             "per fresh duck egg. How much in dollars does she make every day at the farmers' market?")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    port = _free_port()
-    cli = Path(sys.executable).with_name("langgraph")
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false"}
-    process = subprocess.Popen(
-        [str(cli), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload",
-         "--config", str(ROOT / "langgraph.json")],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    try:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"langgraph dev exited early:\n{process.stdout.read()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                time.sleep(1)
-        else:
-            pytest.fail("langgraph dev did not answer /ok within 180 s")
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def test_sdk_runs_a_question_through_langgraph_dev(server: str) -> None:
