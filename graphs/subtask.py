@@ -107,11 +107,15 @@ def _judge(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answer
 
 def _learn(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answers: Sequence[AgentAnswer],
            scores: dict[int, Score], reference: str | None) -> list[float | None]:
-    """In training mode, every candidate's reward (failures earn 0) goes to the DADB."""
+    """In training mode, every candidate's reward (failures earn 0) goes to the DADB; a call the budget
+    refused was never made and says nothing about the agent, so it is not learned."""
     if settings.mode != "train":
         return [None] * len(candidates)
     rewards: list[float | None] = []
     for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True)):
+        if (answer.error or "").startswith("BudgetExceeded"):
+            rewards.append(None)
+            continue
         reward = _reward(answer, scores.get(i), reference)
         team.selector.update(candidate.agent.id, reward, answer.cost_usd, answer.total_tokens,
                              domain=getattr(candidate, "domain", None))

@@ -81,6 +81,18 @@ def test_updates_are_collected_per_context_and_immediate_outside(tmp_path):
     assert dadb.total_visits() == 1 and deferred.dadb is dadb
 
 
+def test_the_deferred_selector_keeps_the_inner_select_signature():
+    import inspect
+
+    class WithExclude:
+        def select(self, subtask, k=None, *, domain=None, exclude=()):
+            return [subtask, exclude]
+
+    deferred = DeferredSelector(WithExclude())
+    assert "exclude" in inspect.signature(deferred.select).parameters
+    assert deferred.select("s", 1, exclude=("a",)) == ["s", ("a",)]
+
+
 def test_train_run_counts_every_recorded_call_once_and_a_rerun_adds_nothing(tmp_path):
     problems = [_problem(i) for i in range(6)]
     team, _ = _learning_team(problems, tmp_path / "d.sqlite")

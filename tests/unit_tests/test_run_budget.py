@@ -82,6 +82,12 @@ def test_a_question_budget_marks_only_that_item(tmp_path):
     assert summary["stopped"] is None and len(rows) == 2
     assert {row["status"] for row in rows} == {"budget_exceeded"}
     assert all(row["usage"]["total_tokens"] <= ITEM_TOKENS // 2 for row in rows)
+    # Refused calls were never made: they are recorded, but not learned as failures of their agents.
+    refused = [c for row in rows for step in row["steps"] for c in step["candidates"]
+               if (c["error"] or "").startswith("BudgetExceeded")]
+    assert refused and all(c["reward"] is None for c in refused)
+    assert team.dadb.total_visits() == sum(len(row["dadb_updates"]) for row in rows)
+    assert team.dadb.total_visits() == _recorded_calls(tmp_path / "out") - len(refused)
 
 
 def test_the_run_budget_reaches_questions_through_the_context():
