@@ -100,7 +100,11 @@ class DADB:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         target = str(self.path) if self.path is not None else ":memory:"
-        self._conn = sqlite3.connect(target, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+        try:
+            self._conn = sqlite3.connect(target, timeout=busy_timeout_s, isolation_level=None,
+                                         check_same_thread=False)
+        except sqlite3.Error as error:  # a folder, no permission
+            raise DADBError(f"{target}: cannot open as a DADB: {error}") from None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             if self.path is not None:

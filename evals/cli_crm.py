@@ -117,7 +117,7 @@ def train(
     }
     if kind is CRMKind.prm:
         if base is None:
-            raise typer.BadParameter("--kind prm needs --base CHECKPOINT")
+            _fail("--kind prm needs --base CHECKPOINT")
         from reso.reward.prm_training import train_prm
 
         options: dict[str, Any] = {"base": base, "seed": seed}
@@ -134,12 +134,16 @@ def train(
     from reso.reward.small_crm import SmallCRM, SmallCRMConfig
 
     config = SmallCRMConfig(classifier=classifier, use_embeddings=embeddings, seed=seed)
-    if cv_folds >= 2:
-        scores = cross_validated_scores(
-            records, lambda tr, te: SmallCRM(config).fit(tr).predict_records(te), folds=cv_folds
-        )
-        summary["cross_validation"] = _round(evaluate_scores(records, scores))
-    SmallCRM(config).fit(records).save(out)
+    try:
+        if cv_folds >= 2:
+            scores = cross_validated_scores(
+                records, lambda tr, te: SmallCRM(config).fit(tr).predict_records(te), folds=cv_folds
+            )
+            summary["cross_validation"] = _round(evaluate_scores(records, scores))
+        model = SmallCRM(config).fit(records)
+    except ValueError as exc:  # too few records, questions or labels of one kind only
+        _fail(f"{data}: cannot train on these {len(records)} records: {exc}")
+    model.save(out)
     typer.echo(json.dumps(summary))
 
 

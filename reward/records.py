@@ -171,7 +171,7 @@ def load_records(path: Path | str) -> list[LabelledRecord]:
     except OSError as exc:
         raise RecordFormatError(path, None, None, f"cannot read: {exc.strerror or exc}") from exc
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # editors on Windows write a byte-order mark
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise RecordFormatError(path, line, None, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset "

@@ -38,7 +38,7 @@ def read_records(path: str | Path) -> list[Record]:
     except OSError as error:
         raise DatasetError(f"{path}: cannot read: {error.strerror or error}") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # editors on Windows write a byte-order mark
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
         raise DatasetError(

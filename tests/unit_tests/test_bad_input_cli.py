@@ -398,3 +398,37 @@ def test_eval_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE)
     result = invoke("eval", "--dataset", str(dataset), "--out", str(dataset), "--quiet")
     assert_one_error_line(result, 2, str(dataset))
+
+
+def test_a_byte_order_mark_and_crlf_line_ends_are_accepted(tmp_path: Path) -> None:
+    from reso.evals.datasets import load_dataset
+    from reso.reward.records import load_records
+
+    dataset = write(tmp_path / "bom.jsonl", b"\xef\xbb\xbf" + GOOD_LINE.replace("\n", "\r\n").encode())
+    assert [problem.id for problem in load_dataset(str(dataset))] == ["a"]
+    records = write(tmp_path / "records.jsonl", b'\xef\xbb\xbf{"instruction": "q", "answer": "a", "label": 1}\r\n')
+    assert [record.label for record in load_records(records)] == [1]
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "part"),
+    [
+        ('{"instruction": "q", "answer": "a", "label": 1}\n', (),
+         "cannot train on these 1 records: cross-validation needs records from at least two questions"),
+        ('{"instruction": "q", "answer": "a", "label": 1}\n{"instruction": "r", "answer": "b", "label": 1}\n',
+         ("--cv-folds", "0"), "cannot train on these 2 records: all 2 training records have label 1"),
+        ('{"instruction": "q", "answer": "a", "label": 1}\n', ("--kind", "prm"), "--kind prm needs --base"),
+    ],
+    ids=["one-question", "one-label", "prm-without-base"],
+)
+def test_crm_train_on_too_little_data_is_one_line(tmp_path: Path, content: str, args: tuple[str, ...],
+                                                  part: str) -> None:
+    data = write(tmp_path / "records.jsonl", content)
+    out = tmp_path / "crm"
+    assert_one_error_line(invoke("crm", "train", "--data", str(data), "--out", str(out), *args), 2, part)
+    assert not out.exists()
+
+
+def test_a_dadb_path_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    assert_one_error_line(invoke("solve", "What is 2+2?", "--db", str(tmp_path)), 2,
+                          f"{tmp_path}: cannot open as a DADB")
