@@ -87,8 +87,14 @@ def eval_command(
     config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
                         limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
                         budget_seconds=budget_seconds)
-    with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar:
-        summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance))
+    from reso.evals.results import ResultsBusyError
+
+    try:
+        with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar:
+            summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance))
+    except ResultsBusyError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
     from reso.evals.report import write_run_report, write_sweep_report
 
     write_run_report(out)

@@ -3,26 +3,61 @@
 A rerun with the same output folder reads what is there and skips those items, so a run killed at
 item 900 of 1,000 resumes at 901 and no item is ever written twice. A line cut short by a crash (the
 only way a line can be incomplete) is dropped on resume, and that item runs again.
+
+One process at a time writes a results file: opening it takes an exclusive lock on `results.jsonl.lock`
+(released by the operating system even when the process is killed), so a second run started into the
+same folder by mistake is refused instead of interleaving its lines with the first's.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 
+class ResultsBusyError(RuntimeError):
+    """Another process is writing the same results file."""
+
+
+def _lock(path: Path) -> TextIO | None:
+    """An exclusive, non-blocking lock on `path` (None where the platform has no `fcntl`)."""
+    if sys.platform == "win32":
+        return None
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a", encoding="utf-8")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise ResultsBusyError(f"{path.parent}: another run is writing into this folder; wait for it to "
+                               "finish or choose another --out") from None
+    return handle
+
+
 class ResultsFile:
-    """Append-only JSONL of per-item results, keyed by item id."""
+    """Append-only JSONL of per-item results, keyed by item id; one writer at a time.
+
+    Raises:
+        ResultsBusyError: Another process holds the folder's results file open.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.done: dict[str, dict[str, Any]] = {}
         self.dropped_lines = 0
         self._handle: TextIO | None = None
-        self._load()
+        self._lock = _lock(path.with_name(f"{path.name}.lock"))
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
 
     def _load(self) -> None:
         if not self.path.exists():
@@ -63,6 +98,9 @@ class ResultsFile:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+        if self._lock is not None:
+            self._lock.close()  # closing the descriptor releases the lock
+            self._lock = None
 
     def __enter__(self) -> ResultsFile:
         return self

@@ -124,3 +124,26 @@ def test_checkpointed_graph_run_resumes_without_asking_finished_subtasks_again(t
     assert result["answer"] == "24" and result["status"] == "done"
     assert result["steps"] == {"0": "2", "1": "3", "2": "4", "final": "24"}
     assert _lines(log) == ["Step A", "Step B", "Step C", "Step C"], "only the subtask in flight is asked again"
+
+
+def test_eval_stopped_by_its_run_budget_reports_partial_results_and_resumes_with_a_higher_one(tmp_path):
+    out, db = tmp_path / "sweep" / "budget", tmp_path / "dadb.sqlite"
+    limited = subprocess.run([*_eval_command(out, db, limit=10), "--budget-tokens", "25000"], cwd=ROOT,
+                             env=_env(), capture_output=True, text=True, timeout=120)
+    assert limited.returncode == 0, limited.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"].startswith("run token budget of 25000 spent")
+    assert 0 < summary["n"] < 10 and summary["items_left"] == 10 - summary["n"]
+    assert summary["total_tokens"] <= 25000
+    assert "partial" in (out / "report.md").read_text()
+    rows = [json.loads(line) for line in _lines(out / "results.jsonl")]
+    assert DADB(db, mode="test").total_visits() == sum(len(row["dadb_updates"]) for row in rows)
+
+    resumed = subprocess.run([*_eval_command(out, db, limit=10), "--budget-tokens", "1000000"], cwd=ROOT,
+                             env=_env(), capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"] is None and summary["n"] == 10
+    rows = [json.loads(line) for line in _lines(out / "results.jsonl")]
+    assert len(rows) == len({row["id"] for row in rows}) == 10
+    assert DADB(db, mode="test").total_visits() == sum(len(row["dadb_updates"]) for row in rows)

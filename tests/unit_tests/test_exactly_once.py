@@ -159,3 +159,15 @@ def test_baselines_that_learn_nothing_carry_no_updates(tmp_path):
     asyncio.run(run_eval(config, problems, team))
     assert all("dadb_updates" not in row for row in _rows(tmp_path / "out"))
     assert team.dadb.total_visits() == 0
+
+
+def test_a_second_writer_of_one_results_file_is_refused(tmp_path):
+    from reso.evals.results import ResultsBusyError, ResultsFile
+
+    path = tmp_path / "results.jsonl"
+    with ResultsFile(path) as first:
+        first.append({"id": "a"})
+        with pytest.raises(ResultsBusyError, match="another run is writing"):
+            ResultsFile(path)
+    with ResultsFile(path) as again:
+        assert set(again.done) == {"a"}
