@@ -39,11 +39,24 @@ def enable_response_cache(path: str | Path) -> BaseCache:
     target = Path(path).expanduser().resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        cache = SQLiteCache(database_path=str(target))
+        cache = _open_sqlite_cache(SQLiteCache, target)
     except DatabaseError as error:  # a file that is not SQLite
         raise ResponseCacheError(f"{target}: cannot use as a response cache: {error.orig or error}") from None
     set_llm_cache(cache)
     return cache
+
+
+def _open_sqlite_cache(cache_class: type, target: Path) -> BaseCache:
+    from sqlalchemy.exc import OperationalError
+
+    try:
+        return cache_class(database_path=str(target))
+    except OperationalError as error:
+        # Runs of one sweep started together share the file: SQLAlchemy checks for the table, then creates
+        # it, and a run that lost that race sees "already exists"; by now the table is there.
+        if "already exists" not in str(error):
+            raise
+        return cache_class(database_path=str(target))
 
 
 def disable_response_cache() -> None:
