@@ -171,3 +171,18 @@ def test_a_second_writer_of_one_results_file_is_refused(tmp_path):
             ResultsFile(path)
     with ResultsFile(path) as again:
         assert set(again.done) == {"a"}
+
+
+def test_a_lost_line_whose_updates_were_applied_reruns_without_learning_twice(tmp_path):
+    problems = [_problem(i) for i in range(3)]
+    team, strong = _learning_team(problems, tmp_path / "d.sqlite")
+    _run(tmp_path / "out", problems, team)
+    results = tmp_path / "out" / "results.jsonl"
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join(line for line in lines if json.loads(line)["id"] != "p1") + "\n")
+    calls_before = len(strong.calls)
+    _run(tmp_path / "out", problems, team)
+    assert len(strong.calls) - calls_before == 2, "only the item whose line was lost runs again"
+    assert sorted(row["id"] for row in _rows(tmp_path / "out")) == ["p0", "p1", "p2"]
+    # The DADB keeps the first run of p1; its rerun (same number of calls here) is not learned again.
+    assert team.dadb.total_visits() == 3 * 5

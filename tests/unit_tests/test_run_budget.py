@@ -3,10 +3,14 @@ partial report, loses nothing it computed, and resumes under a higher budget."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+from reso.evals.methods import parse_method
 from reso.evals.report import write_run_report
-from reso.graphs.budget import Budget, refused_by_run, use_run_budget
+from reso.evals.runner import EvalConfig, run_eval
+from reso.graphs.budget import Budget, current_run_budget, refused_by_run, use_run_budget
+from reso.graphs.settings import ReSoSettings
 from tests.unit_tests.test_exactly_once import _learning_team, _recorded_calls, _rows, _run
 from tests.unit_tests.test_runner import _problem
 
@@ -14,7 +18,7 @@ from tests.unit_tests.test_runner import _problem
 ITEM_TOKENS = 4 * 15
 
 
-def test_a_question_budget_consults_its_run_budget_and_both_spend(tmp_path):
+def test_a_question_budget_consults_its_run_budget_and_both_spend():
     from tests.engine_fakes import scripted_pool
 
     agent = scripted_pool(["a"]).get("a")
@@ -69,11 +73,6 @@ def test_a_spent_run_budget_starts_nothing(tmp_path):
 def test_a_question_budget_marks_only_that_item(tmp_path):
     problems = [_problem(i) for i in range(2)]
     team, _ = _learning_team(problems, tmp_path / "d.sqlite")
-    from reso.evals.methods import parse_method
-    from reso.evals.runner import EvalConfig, run_eval
-    from reso.graphs.settings import ReSoSettings
-    import asyncio
-
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path / "out",
                         settings=ReSoSettings(mode="train", max_tokens=ITEM_TOKENS // 2), concurrency=2,
                         command=["reso", "eval"])
@@ -93,9 +92,5 @@ def test_a_question_budget_marks_only_that_item(tmp_path):
 def test_the_run_budget_reaches_questions_through_the_context():
     run = Budget(max_usd=1.0, scope="run")
     with use_run_budget(run):
-        from reso.graphs.budget import current_run_budget
-
         assert current_run_budget() is run
-    from reso.graphs.budget import current_run_budget
-
     assert current_run_budget() is None
