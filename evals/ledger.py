@@ -1,10 +1,10 @@
 """Exactly-once DADB learning for evaluation runs: no update lost or applied twice, whatever kills the run.
 
-While an item runs, its candidates' reward updates are collected instead of written (`DeferredSelector`
-wraps the team's selector; `collecting()` opens one item's collection in the current asyncio context, so
-concurrent items never mix). When the item finishes, the runner first appends its results line, which
-carries the updates, and then applies them in one DADB transaction keyed `RUN_ID/ITEM_ID`
-(`DADB.record_batch`). The results file is therefore the log of what must be learned:
+While an item runs, its candidates' reward updates are collected instead of written
+(`reso.graphs.learning`: `DeferredSelector` wraps the team's selector; `collecting()` opens one item's
+collection in the current asyncio context, so concurrent items never mix). When the item finishes, the
+runner first appends its results line, which carries the updates, and then applies them in one DADB
+transaction keyed `RUN_ID/ITEM_ID` (`DADB.record_batch`). The results file is therefore the log of what must be learned:
 
 - killed before the line is complete: nothing was applied; the item runs again on resume;
 - killed after the line, before the DADB commit: `reconcile` applies the line's updates on resume;
@@ -21,54 +21,14 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Iterable, Iterator
-from contextvars import ContextVar
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from reso.agents.dadb import DADB, Update
+from reso.graphs.learning import DeferredSelector, collecting, learning_dadb
 
-_SINK: ContextVar[list[Update] | None] = ContextVar("reso_update_sink", default=None)
-
-
-class DeferredSelector:
-    """A selector whose `update` goes to the current item's collection (immediate when none is open).
-
-    Everything else (`select`, `dadb`, `config`…) is the wrapped selector's.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        # The inner bound method itself, so callers that inspect its signature (for `exclude`) see it.
-        self.select = inner.select
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
-               domain: str | None = None) -> None:
-        sink = _SINK.get()
-        if sink is None:
-            self.inner.update(agent_id, reward, cost_usd, tokens, domain=domain)
-            return
-        sink.append((agent_id, float(reward), float(cost_usd), int(tokens), domain))
-
-
-def learning_dadb(selector: Any) -> DADB | None:
-    """The DADB `selector` learns into, or None when its updates write nothing (frozen, or no DADB)."""
-    dadb = getattr(selector, "dadb", None)
-    return dadb if isinstance(dadb, DADB) and dadb.mode == "train" else None
-
-
-@contextlib.contextmanager
-def collecting() -> Iterator[list[Update]]:
-    """Collect the updates of the work done in this context (one item) into the yielded list."""
-    updates: list[Update] = []
-    token = _SINK.set(updates)
-    try:
-        yield updates
-    finally:
-        _SINK.reset(token)
+__all__ = ["DeferredSelector", "collecting", "item_key", "learning_dadb", "reconcile", "row_updates", "run_id"]
 
 
 def run_id(out: Path) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 import time
 import uuid
@@ -20,6 +21,7 @@ from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from reso.graphs.learning import DeferredSelector, collecting, learning_dadb, result_updates
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
@@ -31,7 +33,11 @@ class ReSo:
     """A configured ReSo system: settings, the team they describe, and optionally a checkpoint file.
 
     With `checkpoint_path`, every run is saved (LangGraph's SQLite checkpointer) under its `thread_id`;
-    solving again with the same `thread_id` resumes an interrupted run instead of starting over.
+    solving again with the same `thread_id` resumes an interrupted run instead of starting over. In
+    training mode such a run learns once: its DADB updates are applied when the question is answered,
+    rebuilt from the saved records of every subtask (those finished before a crash included), in one
+    transaction keyed by checkpoint file and thread. Without a checkpoint, updates are applied as each
+    subtask finishes.
     """
 
     def __init__(self, settings: ReSoSettings | Mapping[str, Any] | None = None, *, team: Team | None = None,
@@ -41,12 +47,37 @@ class ReSo:
         self._team = team
         self.checkpoint_path = Path(checkpoint_path) if checkpoint_path else None
         self._plain_graph: Any = None
+        self._deferring_team: Team | None = None
 
     @property
     def team(self) -> Team:
         if self._team is None:
             self._team = team_for(self.settings)
         return self._team
+
+    def _learns_once(self) -> bool:
+        """Whether runs defer their DADB updates to apply them once per thread (checkpointed training)."""
+        return (self.checkpoint_path is not None and self.settings.mode == "train"
+                and learning_dadb(self.team.selector) is not None)
+
+    def _run_team(self) -> Team:
+        if not self._learns_once():
+            return self.team
+        if self._deferring_team is None:
+            self._deferring_team = dataclasses.replace(self.team, selector=DeferredSelector(self.team.selector))
+        return self._deferring_team
+
+    def _collecting(self) -> contextlib.AbstractContextManager[Any]:
+        """A collection for this run's updates when it learns once (else the caller's, if any, applies)."""
+        return collecting() if self._learns_once() else contextlib.nullcontext()
+
+    async def _learn_once(self, result: Result, thread_id: str) -> None:
+        """Apply a finished checkpointed training run's updates, unless this thread was learned before."""
+        dadb = learning_dadb(self.team.selector)
+        if not self._learns_once() or dadb is None or result.status == "awaiting_review":
+            return
+        key = f"{Path(self.checkpoint_path or '').resolve()}#{thread_id}"
+        await asyncio.to_thread(dadb.record_batch, key, result_updates(result.steps))
 
     @contextlib.asynccontextmanager
     async def _graph(self) -> AsyncIterator[Any]:
@@ -67,7 +98,7 @@ class ReSo:
 
         self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(self.checkpoint_path)) as saver:
-            yield build_graph(self.team, checkpointer=saver)
+            yield build_graph(self._run_team(), checkpointer=saver)
 
     @staticmethod
     def _input(question: str, plan: Sequence[Mapping[str, Any]] | None,
@@ -99,19 +130,22 @@ class ReSo:
         final: dict[str, Any] = dict(payload)
         async with self._graph() as graph:
             start = await self._start_or_resume(graph, payload, config)
-            async for mode, chunk in graph.astream(start, config, context=self.settings,
-                                                   stream_mode=["updates", "custom", "values"]):
-                if mode == "custom":
-                    yield chunk
-                elif mode == "values":
-                    final.update(chunk)
-                elif "plan" in chunk and chunk["plan"]:
-                    yield {"event": "plan", "plan": chunk["plan"]["plan"]}
-                elif "__interrupt__" in chunk:
-                    yield {"event": "interrupt", "value": chunk["__interrupt__"][0].value}
-                    return
+            with self._collecting():
+                async for mode, chunk in graph.astream(start, config, context=self.settings,
+                                                       stream_mode=["updates", "custom", "values"]):
+                    if mode == "custom":
+                        yield chunk
+                    elif mode == "values":
+                        final.update(chunk)
+                    elif "plan" in chunk and chunk["plan"]:
+                        yield {"event": "plan", "plan": chunk["plan"]["plan"]}
+                    elif "__interrupt__" in chunk:
+                        yield {"event": "interrupt", "value": chunk["__interrupt__"][0].value}
+                        return
         final["latency_s"] = final.get("latency_s") or time.monotonic() - started
-        yield {"event": "result", "result": Result.from_state(final)}
+        result = Result.from_state(final)
+        await self._learn_once(result, config["configurable"]["thread_id"])
+        yield {"event": "result", "result": result}
 
     async def asolve(self, question: str, *, plan: Sequence[Mapping[str, Any]] | None = None,
                      references: Mapping[str, str] | None = None, thread_id: str | None = None) -> Result:
@@ -125,10 +159,13 @@ class ReSo:
         config = {"configurable": {"thread_id": thread}}
         async with self._graph() as graph:
             start = await self._start_or_resume(graph, payload, config)
-            output = await graph.ainvoke(start, config, context=self.settings)
+            with self._collecting():
+                output = await graph.ainvoke(start, config, context=self.settings)
             if self.checkpoint_path is not None or self.settings.review_plan:
                 output = {**dict((await graph.aget_state(config)).values), **output}
-        return self._result({**payload, **output}, thread)
+        result = self._result({**payload, **output}, thread)
+        await self._learn_once(result, thread)
+        return result
 
     async def aresume(self, thread_id: str, *, plan: Sequence[Mapping[str, Any]] | None = None) -> Result:
         """Continue a run paused for plan review, with an edited `plan` or (None) the proposed one."""
@@ -141,9 +178,12 @@ class ReSo:
             snapshot = await graph.aget_state(config)
             if not snapshot.next:
                 raise ValueError(f"thread {thread_id!r} has no paused run to resume")
-            output = await graph.ainvoke(Command(resume=decision), config, context=self.settings)
+            with self._collecting():
+                output = await graph.ainvoke(Command(resume=decision), config, context=self.settings)
             state = {**dict((await graph.aget_state(config)).values), **output}
-        return self._result(state, thread_id)
+        result = self._result(state, thread_id)
+        await self._learn_once(result, thread_id)
+        return result
 
     @staticmethod
     def _result(state: dict[str, Any], thread_id: str) -> Result:

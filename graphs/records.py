@@ -25,6 +25,7 @@ class CandidateRecord(BaseModel):
     score: float | None = Field(default=None, description="The CRM's score of the answer, in [0, 1].")
     score_reason: str | None = None
     reward: float | None = Field(default=None, description="Reward sent to the DADB (training mode).")
+    domain: str | None = Field(default=None, description="The DADB domain row the reward went to.")
     selection: dict[str, float] = Field(default_factory=dict, description="Coarse-stage score components.")
     input_tokens: int = 0
     output_tokens: int = 0

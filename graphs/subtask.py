@@ -161,7 +161,7 @@ async def run_subtask(
             answer=answer.text, value=final_value(answer.text) if answer.ok else None,
             score=scores[i].value if i in scores else None,
             score_reason=scores[i].reason if i in scores else None,
-            reward=rewards[i], selection=dict(candidate.components),
+            reward=rewards[i], domain=getattr(candidate, "domain", None), selection=dict(candidate.components),
             input_tokens=answer.input_tokens, output_tokens=answer.output_tokens,
             cost_usd=answer.cost_usd, latency_s=answer.latency_s, error=answer.error, retries=answer.retries,
         )

@@ -1,8 +1,9 @@
 """A child process for the checkpoint-resume test: solves a three-step chain with slow scripted agents
-through `ReSo(checkpoint_path=...)`, logging every agent call (at its start) to a file.
+through `ReSo(checkpoint_path=...)` in training mode, logging every agent call (at its start) to a file
+and learning into a DADB file next to the checkpoint.
 
 Usage: python -m tests.integration_tests.checkpoint_child CHECKPOINT_FILE CALL_LOG
-Prints the result as one JSON line when the question is answered.
+Prints the result and the DADB's visit count as one JSON line when the question is answered.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from reso.agents.dadb import DADB
 from reso.graphs.api import ReSo
 from reso.graphs.settings import ReSoSettings
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
@@ -39,13 +41,35 @@ class LoggedAnswerer(ScriptedAnswerer):
         return await super()._agenerate(messages, stop, run_manager, **kwargs)
 
 
+class LearningSelector:
+    """The scripted selector, learning into a real DADB as UCBSelector does."""
+
+    def __init__(self, inner: Any, dadb: DADB) -> None:
+        self.inner, self.dadb = inner, dadb
+
+    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None) -> list[Any]:
+        return self.inner.select(subtask, k, domain=domain)
+
+    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
+               domain: str | None = None) -> None:
+        self.dadb.record(agent_id, reward, cost_usd, tokens, domain)
+
+
+def dadb_path(checkpoint: str) -> str:
+    return f"{checkpoint}.dadb.sqlite"
+
+
 def main(checkpoint: str, log: str) -> None:
     model = LoggedAnswerer(answers=ANSWERS, delays=DELAYS, calls=[], log=log)
     team = scripted_team({"a": model}, lambda s: ["calc"] if s.startswith("Please calculate") else ["a"])
-    reso = ReSo(ReSoSettings(), team=team, checkpoint_path=checkpoint)
+    team.dadb = DADB(dadb_path(checkpoint))
+    team.selector = LearningSelector(team.selector, team.dadb)
+    reso = ReSo(ReSoSettings(mode="train"), team=team, checkpoint_path=checkpoint)
     result = asyncio.run(reso.asolve("three steps", plan=PLAN, thread_id="crash-test"))
     print(json.dumps({"answer": result.answer, "status": result.status,
-                      "steps": {step.id: step.value for step in result.steps}}), flush=True)
+                      "steps": {step.id: step.value for step in result.steps},
+                      "candidates": sum(len(step.candidates) for step in result.steps),
+                      "visits": team.dadb.total_visits()}), flush=True)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ folder; a checkpointed graph run killed mid-question and resumed by thread id.
 
 Invariants: the final results file holds every item exactly once; the DADB's visits equal the candidate
 calls recorded in the results file (no update lost or applied twice); a resumed graph run does not ask
-again the subtasks it had finished, and answers right.
+again the subtasks it had finished, answers right, and learns every subtask's reward once.
 """
 
 from __future__ import annotations
@@ -118,12 +118,19 @@ def test_checkpointed_graph_run_resumes_without_asking_finished_subtasks_again(t
         process.send_signal(signal.SIGKILL)
         process.wait()
     assert _lines(log) == ["Step A", "Step B", "Step C"]
+    dadb = Path(f"{checkpoint}.dadb.sqlite")
+    assert DADB(dadb, mode="test").total_visits() == 0, "a checkpointed training run learns when it is answered"
     resumed = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     result = json.loads(resumed.stdout.strip().splitlines()[-1])
     assert result["answer"] == "24" and result["status"] == "done"
     assert result["steps"] == {"0": "2", "1": "3", "2": "4", "final": "24"}
     assert _lines(log) == ["Step A", "Step B", "Step C", "Step C"], "only the subtask in flight is asked again"
+    # Every subtask's reward is learned once, those finished before the kill included.
+    assert result["visits"] == result["candidates"] == 4
+    again = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert DADB(dadb, mode="test").total_visits() == 4, "solving a finished thread again learns nothing more"
 
 
 def test_eval_stopped_by_its_run_budget_reports_partial_results_and_resumes_with_a_higher_one(tmp_path):
