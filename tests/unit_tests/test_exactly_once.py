@@ -186,3 +186,23 @@ def test_a_lost_line_whose_updates_were_applied_reruns_without_learning_twice(tm
     assert sorted(row["id"] for row in _rows(tmp_path / "out")) == ["p0", "p1", "p2"]
     # The DADB keeps the first run of p1; its rerun (same number of calls here) is not learned again.
     assert team.dadb.total_visits() == 3 * 5
+
+
+def test_the_python_api_learns_immediately_and_a_checkpointed_thread_once(tmp_path):
+    from reso.graphs.api import ReSo
+
+    problem = _problem(0)
+    team, _ = _learning_team([problem], tmp_path / "d.sqlite")
+    plain = ReSo(ReSoSettings(mode="train"), team=team)
+    plain.solve(problem.question, plan=problem.plan)
+    assert len(team.selector.updates) == 5 and team.dadb.total_visits() == 5, "no checkpoint: immediate"
+
+    saved = ReSo(ReSoSettings(mode="train"), team=team, checkpoint_path=tmp_path / "ck.sqlite")
+    result = saved.solve(problem.question, plan=problem.plan, thread_id="t")
+    assert len(team.selector.updates) == 5, "a checkpointed run does not write as it goes"
+    assert team.dadb.total_visits() == 5 + sum(len(step.candidates) for step in result.steps) == 10
+    assert {c.domain for step in result.steps for c in step.candidates} == {None}
+    saved.solve(problem.question, plan=problem.plan, thread_id="t")
+    assert team.dadb.total_visits() == 10, "one thread is learned once"
+    saved.solve(problem.question, plan=problem.plan, thread_id="u")
+    assert team.dadb.total_visits() == 15
