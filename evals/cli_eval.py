@@ -62,8 +62,14 @@ def eval_command(
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import team_for
 
+    def fail(message: str, code: int = 2) -> typer.Exit:
+        typer.echo(f"error: {message}", err=True)
+        return typer.Exit(code)
+
     if mode not in ("train", "test"):
-        raise typer.BadParameter("--mode must be train or test")
+        raise fail("--mode must be train or test")
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out {out}: not a folder")
     try:
         problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
         settings = ReSoSettings().replace(
@@ -73,31 +79,51 @@ def eval_command(
                if value is not None})
         team = team_for(settings)
         parsed = parse_method(method, team.pool)
+        if cache:
+            from reso.agents.cache import enable_response_cache
+
+            enable_response_cache(cache_file or default_cache_file(out))
+        else:  # the cache is process-wide: an earlier in-process run may have installed one
+            from reso.agents.cache import disable_response_cache
+
+            disable_response_cache()
     except (DatasetError, PoolError, MethodError, ValueError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from None
-    if cache:
-        from reso.agents.cache import enable_response_cache
-
-        enable_response_cache(cache_file or default_cache_file(out))
-    else:  # the cache is process-wide: an earlier in-process run may have installed one
-        from reso.agents.cache import disable_response_cache
-
-        disable_response_cache()
+        raise fail(str(error)) from None
     config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
                         limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
                         budget_seconds=budget_seconds)
-    from reso.evals.results import ResultsBusyError
+    from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     try:
         with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar:
             summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance))
-    except ResultsBusyError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from None
+    except (ResultsBusyError, ResultsFormatError) as error:
+        raise fail(str(error)) from None
     from reso.evals.report import write_run_report, write_sweep_report
 
     write_run_report(out)
     write_sweep_report(out.parent)
     typer.echo(json.dumps({key: summary[key] for key in
                            ("dataset", "method", "mode", "n", "accuracy", "total_tokens", "cost_usd", "stopped")}))
+    failure = _every_item_failed(out)
+    if failure:
+        raise fail(f"every item failed: {failure}", code=1)
+
+
+def _every_item_failed(out: Path) -> str | None:
+    """The first call error when no item of the run produced an answer and every call failed, else None."""
+    results = out / "results.jsonl"
+    if not results.exists():
+        return None
+    errors: list[str] = []
+    for line in results.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row.get("answer") is not None:
+            return None
+        for step in row.get("steps", []):
+            for candidate in step.get("candidates", []):
+                if not candidate.get("error"):
+                    return None
+                errors.append(candidate["error"])
+    llm_errors = [error for error in errors if not error.startswith(("ToolDeclined", "NoRecordingError"))]
+    return (llm_errors or errors or [None])[0]

@@ -19,6 +19,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 
+# What a resumed run reads back from every row.
+ROW_FIELDS = ("id", "correct", "status", "usage", "latency_s", "steps")
+
+
+class ResultsFormatError(ValueError):
+    """A results file that is not this project's: the message names the file, line and field."""
+
+
 class ResultsBusyError(RuntimeError):
     """Another process is writing the same results file."""
 
@@ -62,14 +70,20 @@ class ResultsFile:
     def _load(self) -> None:
         if not self.path.exists():
             return
+        lines = self.path.read_text(encoding="utf-8").splitlines()
         kept: list[str] = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        for number, line in enumerate(lines, start=1):
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:
-                self.dropped_lines += 1
-                continue
-            if not isinstance(row, dict) or "id" not in row or row["id"] in self.done:
+                if number == len(lines):  # the one line a crash can cut short
+                    self.dropped_lines += 1
+                    continue
+                raise ResultsFormatError(f"{self.path}:{number}: not a JSON object (edited by hand?)") from None
+            missing = [key for key in ROW_FIELDS if not isinstance(row, dict) or key not in row]
+            if missing:
+                raise ResultsFormatError(f"{self.path}:{number}: result row lacks field '{missing[0]}'")
+            if row["id"] in self.done:
                 self.dropped_lines += 1
                 continue
             self.done[row["id"]] = row

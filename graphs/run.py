@@ -115,7 +115,10 @@ class DagRun:
         try:
             state = await graph.ainvoke({"steps": dict(self.results)}, config)
         finally:
-            _CURRENT_RUN.reset(token)
+            try:
+                _CURRENT_RUN.reset(token)
+            except ValueError:  # closed from another context (an abandoned stream): nothing to restore
+                pass
             await self.aclose()
         return dict(state.get("steps") or {})
 

@@ -102,9 +102,6 @@ def test_eval_with_a_rejected_key_keeps_every_item_with_its_error(tmp_path: Path
     assert_no_key(result)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "evals/cli_eval.py exits 0 when every model call of the run failed (here: a rejected key); it should "
-    "exit 1 with one stderr line such as 'error: every item failed: OpenAIAuthenticationError: ...'"))
 def test_eval_where_every_call_failed_exits_1_with_one_error_line(tmp_path: Path) -> None:
     result, _ = _eval_with_a_rejected_key(tmp_path)
     assert result.exit_code == 1

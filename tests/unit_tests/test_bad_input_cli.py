@@ -369,20 +369,14 @@ def test_a_dadb_file_that_is_not_sqlite_and_a_missing_crm_folder(tmp_path: Path,
     assert not (tmp_path / "run" / "results.jsonl").exists()
 
 
-# -- known gaps in evals/cli_eval.py (owned by another change): strict xfails that pass once it is fixed -------
+# -- reso eval's own input errors ------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "evals/cli_eval.py raises typer.BadParameter for --mode, which prints a multi-line boxed panel; it should "
-    "print one 'error: --mode must be train or test' line and exit 2 like its other input errors"))
 def test_eval_bad_mode_is_one_line(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE)
     result = invoke("eval", "--dataset", str(dataset), "--mode", "exam", "--out", str(tmp_path / "run"), "--quiet")
     assert_one_error_line(result, 2, "--mode must be train or test")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "evals/cli_eval.py calls enable_response_cache outside its try block, so a cache file that is not SQLite "
-    "(ResponseCacheError, a ValueError) escapes as a traceback; move the call inside the try (exit 2)"))
 def test_eval_cache_file_that_is_not_sqlite_is_one_line(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE)
     cache = write(tmp_path / "responses.sqlite", "not a database, just some text " * 10)
@@ -391,9 +385,6 @@ def test_eval_cache_file_that_is_not_sqlite_is_one_line(tmp_path: Path) -> None:
     assert_one_error_line(result, 2, f"{cache}: cannot use as a response cache")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "evals/cli_eval.py lets FileExistsError escape when --out names an existing file; it should check "
-    "`out.exists() and not out.is_dir()` up front and print 'error: --out ...: not a folder' (exit 2)"))
 def test_eval_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE)
     result = invoke("eval", "--dataset", str(dataset), "--out", str(dataset), "--quiet")

@@ -165,8 +165,9 @@ def test_a_second_writer_of_one_results_file_is_refused(tmp_path):
     from reso.evals.results import ResultsBusyError, ResultsFile
 
     path = tmp_path / "results.jsonl"
+    row = {"id": "a", "correct": True, "status": "done", "usage": {}, "latency_s": 0.0, "steps": []}
     with ResultsFile(path) as first:
-        first.append({"id": "a"})
+        first.append(row)
         with pytest.raises(ResultsBusyError, match="another run is writing"):
             ResultsFile(path)
     with ResultsFile(path) as again:

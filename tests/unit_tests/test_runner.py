@@ -156,3 +156,19 @@ def test_reports_for_a_run_and_a_sweep(tmp_path):
     assert "| single | single:weak | unit | test | 4 | 0.0% |" in sweep
     assert "| train | reso | unit | train | 4 | 100.0% |" in sweep
     assert (tmp_path / "accuracy_vs_cost.png").exists()
+
+
+def test_a_results_file_damaged_in_the_middle_is_refused_not_rewritten(tmp_path):
+    from reso.evals.results import ResultsFile, ResultsFormatError
+
+    problems = [_problem(i) for i in range(3)]
+    _run(tmp_path, problems)
+    results = tmp_path / "results.jsonl"
+    lines = results.read_text().splitlines()
+    results.write_text("\n".join([lines[0], "{broken", *lines[1:]]) + "\n")
+    with pytest.raises(ResultsFormatError, match=r"results.jsonl:2: not a JSON object"):
+        ResultsFile(results)
+    assert len(results.read_text().splitlines()) == 4  # nothing dropped
+    results.write_text("\n".join([lines[0], '{"id": "x"}', *lines[1:]]) + "\n")
+    with pytest.raises(ResultsFormatError, match=r"results.jsonl:2: result row lacks field 'correct'"):
+        ResultsFile(results)
