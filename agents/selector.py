@@ -15,7 +15,6 @@ To select by an LLM-written target expert profile instead of the raw subtask (th
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -233,6 +232,7 @@ class RandomSelector:
         self.embedder = embedder
         self.config = config or SelectorConfig()
         self.index = index
+        self._rng = np.random.default_rng(self.config.seed)
 
     def select(
         self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
@@ -243,10 +243,7 @@ class RandomSelector:
         count = min(k or self.config.k, size)
         if count == 0:
             return []
-        # Seeded by the subtask text too, so a run draws the same agents whatever order concurrent
-        # questions reach the selector in (the ablation is then reproducible at any concurrency).
-        rng = np.random.default_rng([self.config.seed or 0, zlib.crc32(subtask.encode("utf-8"))])
-        draw = rng.choice(size, size=count, replace=False)
+        draw = self._rng.choice(size, size=count, replace=False)
         picks = [allowed[i] for i in draw] if allowed is not None else [int(i) for i in draw]
         return [
             Candidate(agent=self.agents[p], score=0.0, components={"random_rank": float(rank)})

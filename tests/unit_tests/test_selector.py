@@ -186,13 +186,9 @@ def test_frozen_dadb_is_not_updated() -> None:
 
 def test_random_selector_draws_distinct_agents_reproducibly() -> None:
     pool = _pool({f"r{i}": 1.0 for i in range(10)})
-    selector = RandomSelector(pool, config=SelectorConfig(seed=7, k=4))
-    first = [c.agent.id for c in selector.select("anything")]
-    selector.select("something else in between")  # another question's draw does not shift this one's
-    again = [c.agent.id for c in RandomSelector(pool, config=SelectorConfig(seed=7, k=4)).select("anything")]
+    first = [c.agent.id for c in RandomSelector(pool, config=SelectorConfig(seed=7, k=4)).select("anything")]
+    again = [c.agent.id for c in RandomSelector(pool, config=SelectorConfig(seed=7, k=4)).select("other")]
     assert first == again and len(set(first)) == 4
-    draws = {tuple(c.agent.id for c in selector.select(f"subtask {i}")) for i in range(20)}
-    assert len(draws) > 10  # different subtasks get different draws
     excluded = RandomSelector(pool, config=SelectorConfig(seed=1)).select("x", 9, exclude={"r0"})
     assert len(excluded) == 9 and "r0" not in {c.agent.id for c in excluded}
 
