@@ -20,11 +20,14 @@ cache use it to know when to reload.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import math
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -83,6 +86,16 @@ def _check_domain(domain: str | None) -> str:
     return domain
 
 
+# DADBs still open when the interpreter exits are closed then, so their log is folded into the file.
+_OPEN: weakref.WeakSet[DADB] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_dadbs() -> None:
+    for dadb in list(_OPEN):
+        dadb.close()
+
+
 class DADBError(ValueError):
     """The DADB file cannot be opened as one (not SQLite, or a table of another shape); names the file."""
 
@@ -97,6 +110,7 @@ class DADB:
         self._mode: Mode = mode
         self._lock = threading.RLock()
         self._writes = 0
+        self._closed = False
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         target = str(self.path) if self.path is not None else ":memory:"
@@ -115,6 +129,7 @@ class DADB:
         except sqlite3.DatabaseError as error:  # a file that is not SQLite, or a DADB of another shape
             self._conn.close()
             raise DADBError(f"{target}: cannot use as a DADB: {error}") from None
+        _OPEN.add(self)
 
     # -- mode ---------------------------------------------------------------------------------------
     @property
@@ -326,7 +341,15 @@ class DADB:
 
     # -- lifetime -----------------------------------------------------------------------------------
     def close(self) -> None:
+        """Fold the write-ahead log into the database file and close: the file alone is then the DADB
+        (copying a WAL database without its `-wal` file would otherwise lose committed updates)."""
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self.path is not None:
+                with contextlib.suppress(sqlite3.Error):  # another process may hold the log; it checkpoints
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._conn.close()
 
     def __enter__(self) -> Self:

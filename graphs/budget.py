@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from reso.agents.profiles import Agent
+from reso.graphs.scoped import scoped
 
 # A rough characters-per-token ratio for English prompts, used only to estimate a call's input cost
 # before it is made; the real counts come back with the answer.
@@ -99,8 +100,5 @@ def current_run_budget() -> Budget | None:
 @contextlib.contextmanager
 def use_run_budget(budget: Budget | None) -> Iterator[Budget | None]:
     """Make `budget` the parent of every question budget created in this context (and its tasks)."""
-    token = _RUN_BUDGET.set(budget)
-    try:
+    with scoped(_RUN_BUDGET, budget):
         yield budget
-    finally:
-        _RUN_BUDGET.reset(token)

@@ -19,6 +19,7 @@ from typing import Any
 
 from reso.agents.dadb import DADB, Update
 from reso.graphs.records import StepRecord
+from reso.graphs.scoped import scoped
 
 _SINK: ContextVar[list[Update] | None] = ContextVar("reso_update_sink", default=None)
 
@@ -55,12 +56,8 @@ def learning_dadb(selector: Any) -> DADB | None:
 @contextlib.contextmanager
 def collecting() -> Iterator[list[Update]]:
     """Collect the updates of the work done in this context (and the tasks it starts) into the yielded list."""
-    updates: list[Update] = []
-    token = _SINK.set(updates)
-    try:
+    with scoped(_SINK, []) as updates:
         yield updates
-    finally:
-        _SINK.reset(token)
 
 
 def result_updates(steps: Iterable[StepRecord]) -> list[Update]:

@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from reso.graphs.budget import Budget
+from reso.graphs.scoped import scoped
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.subtask import ProgressWriter, context_for, run_subtask
 from reso.graphs.team import Team
@@ -111,14 +112,10 @@ class DagRun:
 
     async def execute(self, graph: Any, config: Any = None) -> dict[str, StepDict]:
         """Invoke the compiled task-DAG `graph` with this run live; returns every subtask's record."""
-        token = _CURRENT_RUN.set(self)
         try:
-            state = await graph.ainvoke({"steps": dict(self.results)}, config)
+            with scoped(_CURRENT_RUN, self):
+                state = await graph.ainvoke({"steps": dict(self.results)}, config)
         finally:
-            try:
-                _CURRENT_RUN.reset(token)
-            except ValueError:  # closed from another context (an abandoned stream): nothing to restore
-                pass
             await self.aclose()
         return dict(state.get("steps") or {})
 

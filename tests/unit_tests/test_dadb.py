@@ -107,3 +107,18 @@ def test_version_moves_on_own_and_foreign_writes(tmp_path) -> None:
     now = reader.version
     reader.record("a", 1.0, 0.0, 1)
     assert reader.version == (now[0] + 1, now[1])
+
+
+def test_closing_folds_the_log_into_the_file_so_the_file_alone_is_the_dadb(tmp_path):
+    import shutil
+
+    from reso.agents.dadb import DADB
+
+    path = tmp_path / "d.sqlite"
+    dadb = DADB(path)
+    for _ in range(3):
+        dadb.record("a", 1.0, 0.01, 10)
+    dadb.close()
+    copy = tmp_path / "copy.sqlite"
+    shutil.copyfile(path, copy)  # the main file only, as a user copying "the DADB" would
+    assert DADB(copy, mode="test").stats(["a"])["a"].visits == 3
