@@ -174,6 +174,7 @@ def evaluate(
 ) -> None:
     """Score labelled records and print AUC, accuracy, Brier, per-model AUC and the selection figures."""
     import numpy as np
+
     from reso.reward.crm_eval import evaluate_scores, score_records
 
     weights = list(weight) if weight else [1.0] * len(model)

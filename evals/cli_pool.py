@@ -21,8 +21,8 @@ def show(
     from rich.console import Console
     from rich.table import Table
 
-    from reso.agents.pool import PoolError, load_pool
     from reso.agents.defaults import default_pool_path
+    from reso.agents.pool import PoolError, load_pool
 
     try:
         agents = load_pool(pool or default_pool_path())

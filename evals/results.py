@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-
 # What a resumed run reads back from every row.
 ROW_FIELDS = ("id", "correct", "status", "usage", "latency_s", "steps")
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.registry import ScorerConfigError
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from reso.reward.base import ScoreItem, Scorer
 from reso.reward.records import LabelledRecord, question_key, question_order
 

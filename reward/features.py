@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from reso.reward.answers import cut_follow_on, extract_answer, to_number
 from reso.reward.steps import step_stats
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
+
 from reso.reward.base import Score, ScoreItem, Scorer
 
 if TYPE_CHECKING:

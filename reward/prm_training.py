@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from transformers import TrainerCallback
+
 from reso.reward.prm import DEFAULT_SYSTEM_PROMPT, encode_prm_input, head_logits, render_prm_input
 from reso.reward.prm_loading import load_prm
 from reso.reward.records import LabelledRecord
-from transformers import TrainerCallback
 
 if TYPE_CHECKING:
     import torch

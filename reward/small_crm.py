@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.features import (
     ANSWER_FEATURES,

@@ -8,6 +8,7 @@ import threading
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from reso.reward.answers import answers_match, check_answer, extract_answer, normalize_answer, to_number
 
 

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from reso.reward.answers import check_answer, extract_answer, numbers_close, to_number
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "answers"

@@ -6,11 +6,12 @@ import json
 
 import pytest
 import torch
+from typer.testing import CliRunner
+
 from reso.evals.bench import crm_gpu
 from reso.evals.bench.crm import padded_tokens
 from reso.evals.bench.synthetic_prm import QWEN2_0_5B_SIZE, qwen2_prm_config
 from reso.evals.cli import app
-from typer.testing import CliRunner
 
 
 def _check_report(report: dict, batch_size: int, n: int) -> None:

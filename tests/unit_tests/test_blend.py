@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.blend import BlendScorer, read_blend_config
 from reso.reward.registry import ScorerConfigError, build_scorer

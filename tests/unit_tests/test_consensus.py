@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from reso.reward.base import ScoreItem
 from reso.reward.consensus import ConsensusScorer
 

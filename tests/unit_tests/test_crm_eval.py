@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from sklearn.metrics import roc_auc_score
+
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.crm_eval import (
     cross_validated_scores,
@@ -15,7 +17,6 @@ from reso.reward.crm_eval import (
     selection_summary,
 )
 from reso.reward.records import LabelledRecord
-from sklearn.metrics import roc_auc_score
 
 
 def _records(labels: list[tuple[str, str, int]]) -> list[LabelledRecord]:

@@ -14,6 +14,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
+
 from reso.reward.base import ScoreItem
 from reso.reward.judge import JudgeScorer, Verdict, parse_verdict_text, read_verdict, yes_probability
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from reso.reward.base import ScoreItem
 from reso.reward.prm import ProcessRewardScorer, render_prm_input, separator_positions, user_turn
 from reso.reward.prm_loading import PRMLoadError, checkpoint_layout
-
 from tests.tiny_models import (
     save_tiny_causal_lm,
     save_tiny_prm,

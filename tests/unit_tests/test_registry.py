@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
+
 from reso.reward import registry
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.consensus import ConsensusScorer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from reso.reward.base import ScoreItem
 from reso.reward.rule import RuleScorer
 

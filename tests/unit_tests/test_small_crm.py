@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from reso.reward.base import ScoreItem
 from reso.reward.features import ANSWER_FEATURES, GROUP_FEATURES, Candidate, candidate_features
 from reso.reward.records import LabelledRecord

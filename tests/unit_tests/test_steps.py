@@ -7,6 +7,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+
 from reso.reward.base import ScoreItem
 from reso.reward.steps import NEUTRAL, StepVerifierScorer, evaluate, find_steps, step_stats
 
