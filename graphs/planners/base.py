@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -46,3 +47,23 @@ class PlanResult:
     fallback: bool = False
     input_tokens: int = 0
     output_tokens: int = 0
+
+
+class ModelFreePlanner(ABC):
+    """Base of planners that need no model and no I/O (structural, given): subclasses implement
+    `plan_with_report`; the rest follows from it, and the async forms answer on the event loop."""
+
+    name: str = "planner"
+
+    @abstractmethod
+    def plan_with_report(self, question: str) -> PlanResult:
+        """The plan for `question` and how it came about."""
+
+    def plan(self, question: str) -> TaskDAG:
+        return self.plan_with_report(question).dag
+
+    async def aplan(self, question: str) -> TaskDAG:
+        return self.plan(question)
+
+    async def aplan_with_report(self, question: str) -> PlanResult:
+        return self.plan_with_report(question)

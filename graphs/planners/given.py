@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reso.graphs.dag import PlanError, TaskDAG
-from reso.graphs.planners.base import PlanResult
+from reso.graphs.planners.base import ModelFreePlanner, PlanResult
 from reso.graphs.planners.mas_format import FINAL_ID, parse_mas_steps
 
 
@@ -69,7 +69,7 @@ def _question_key(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-class GivenPlanner:
+class GivenPlanner(ModelFreePlanner):
     """Looks a question up among dataset items and returns that item's ground-truth plan.
 
     A question matches an item when it equals the item's `problem_text` or `problem_text_sort` up to
@@ -114,15 +114,3 @@ class GivenPlanner:
         if item is None:
             raise PlanError("no dataset item has this question, so there is no ground-truth plan for it")
         return PlanResult(dag=plan_from_item(item), planner=self.name)
-
-    def plan(self, question: str) -> TaskDAG:
-        """See `plan_with_report`."""
-        return self.plan_with_report(question).dag
-
-    async def aplan(self, question: str) -> TaskDAG:
-        """Same as `plan`: the lookup needs no I/O."""
-        return self.plan(question)
-
-    async def aplan_with_report(self, question: str) -> PlanResult:
-        """Same as `plan_with_report`."""
-        return self.plan_with_report(question)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.planners.base import PlanResult
+from reso.graphs.planners.base import ModelFreePlanner, PlanResult
 from reso.graphs.planners.mas_format import looks_structural, parse_mas_steps
 
 
-class StructuralPlanner:
+class StructuralPlanner(ModelFreePlanner):
     """Plans MAS benchmark questions ("The answer is recorded as Answer[i]" blocks, then a final step).
 
     Node ids are the answer indices ("0", "1", ...) plus "final"; nodes keep the text's order. References
@@ -30,15 +30,3 @@ class StructuralPlanner:
         """
         dag = TaskDAG.from_steps(parse_mas_steps(question))
         return PlanResult(dag=dag, planner=self.name, notes=dag.repair_notes)
-
-    def plan(self, question: str) -> TaskDAG:
-        """The plan for a MAS-format question (see `plan_with_report`)."""
-        return self.plan_with_report(question).dag
-
-    async def aplan(self, question: str) -> TaskDAG:
-        """Same as `plan`: parsing needs no I/O."""
-        return self.plan(question)
-
-    async def aplan_with_report(self, question: str) -> PlanResult:
-        """Same as `plan_with_report`."""
-        return self.plan_with_report(question)
