@@ -8,6 +8,18 @@ app = typer.Typer(help="Benchmarks: side-by-side measurements that print one JSO
                   no_args_is_help=True)
 
 
+def emit(report: dict, json_output: bool, render_table) -> None:
+    """Print a benchmark's report: one JSON object (`--json`), or its rich table."""
+    if json_output:
+        import json
+
+        typer.echo(json.dumps(report))
+        return
+    from rich.console import Console
+
+    Console().print(render_table(report))
+
+
 @app.command("dag")
 def dag_command(
     questions: int = typer.Option(30, min=1, help="Questions per level (Easy / Medium / Hard)."),
@@ -24,7 +36,6 @@ def dag_command(
     """Wall time vs critical path and vs sequential execution, eager vs waves, and engine overhead."""
     import asyncio
     import cProfile
-    import json
 
     from reso.evals.bench.dag import DagBench, render_table, run_bench
 
@@ -37,12 +48,7 @@ def dag_command(
                                    overhead_questions=overhead_questions, profile=profiler))
     if profiler is not None:
         profiler.dump_stats(profile)
-    if json_output:
-        typer.echo(json.dumps(report))
-    else:
-        from rich.console import Console
-
-        Console().print(render_table(report))
+    emit(report, json_output, render_table)
 
 
 @app.command("selection")
@@ -58,7 +64,6 @@ def selection_command(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """Selection time per subtask: FAISS top-M + vectorised UCB against the paper's per-agent Python loop."""
-    import json
 
     from reso.evals.bench.selection import render_table, run_bench
 
@@ -70,12 +75,7 @@ def selection_command(
         raise typer.BadParameter("--sizes needs at least one positive pool size")
     report = run_bench(size_list, repeats=repeats, dim=dim, k=k, top_m=top_m, loop_budget_s=loop_budget,
                        seed=seed)
-    if json_output:
-        typer.echo(json.dumps(report))
-    else:
-        from rich.console import Console
-
-        Console().print(render_table(report))
+    emit(report, json_output, render_table)
 
 
 @app.command("routing")
@@ -150,19 +150,13 @@ def crm_command(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """Batched against one-at-a-time PRM scoring on a random Qwen2 PRM on the CPU, side by side."""
-    import json
 
     from reso.evals.bench.crm import BENCH_CPU_SIZE, render_table, run_crm_bench, smoke_size
 
     size, sentences = smoke_size() if smoke else (BENCH_CPU_SIZE, (12, 24))
     report = run_crm_bench(batch_size=batch_size, n=n, repeats=repeats, threads=threads or None, size=size,
                            sentences=sentences, seed=seed, progress=lambda line: typer.echo(line, err=True))
-    if json_output:
-        typer.echo(json.dumps(report))
-    else:
-        from rich.console import Console
-
-        Console().print(render_table(report))
+    emit(report, json_output, render_table)
 
 
 @app.command("eval")
@@ -179,7 +173,6 @@ def eval_command(
 ) -> None:
     """The batch runner's throughput against ceil(questions / concurrency) × critical path, and peak memory."""
     import cProfile
-    import json
 
     from reso.evals.bench.eval import render_table, run_bench
 
@@ -188,12 +181,7 @@ def eval_command(
                        seed=seed, trace_memory=trace_memory, profile=profiler)
     if profiler is not None:
         profiler.dump_stats(profile)
-    if json_output:
-        typer.echo(json.dumps(report))
-    else:
-        from rich.console import Console
-
-        Console().print(render_table(report))
+    emit(report, json_output, render_table)
 
 
 @app.command("faults")
@@ -209,7 +197,6 @@ def faults_command(
 ) -> None:
     """Items completed and lost, escaped exceptions, accuracy and retries with 0 %, 10 %, 30 % faulty calls."""
     import asyncio
-    import json
     from pathlib import Path
 
     from reso.evals.bench.faults import FaultBench, render_table, run_bench
@@ -229,9 +216,4 @@ def faults_command(
     except ValueError as error:  # more questions than the dataset has
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
-    if json_output:
-        typer.echo(json.dumps(report))
-    else:
-        from rich.console import Console
-
-        Console().print(render_table(report))
+    emit(report, json_output, render_table)
