@@ -208,7 +208,8 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                 if dadb is not None:
                     row["dadb_updates"] = [list(update) for update in updates]
                 async with lock:
-                    results.append(row)
+                    # The append fsyncs: off the event loop, so other questions keep moving meanwhile.
+                    await asyncio.to_thread(results.append, row)
                 if dadb is not None:
                     await asyncio.to_thread(dadb.record_batch, item_key(run, problem.id), updates)
                 if progress is not None:
