@@ -261,13 +261,7 @@ def check_steps(steps: Sequence[Mapping[str, Any]]) -> None:
     Raises:
         PlanError: The first rule broken, naming the step(s).
     """
-    if not steps:
-        raise PlanError("a plan needs at least one step")
-    ids = [step["id"] for step in steps]
-    duplicated = sorted(i for i, count in Counter(ids).items() if count > 1)
-    if duplicated:
-        raise PlanError(f"step id(s) {', '.join(map(repr, duplicated))} used by more than one step")
-    known = set(ids)
+    known = _unique_ids(steps)
     for step in steps:
         deps = step["depends_on"]
         if step["id"] in deps:
@@ -305,13 +299,7 @@ def repair_plan(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]
     """
     fixed = normalise_steps(steps)
     notes: list[str] = []
-    if not fixed:
-        raise PlanError("a plan needs at least one step")
-    ids = [step["id"] for step in fixed]
-    duplicated = sorted(i for i, count in Counter(ids).items() if count > 1)
-    if duplicated:
-        raise PlanError(f"step id(s) {', '.join(map(repr, duplicated))} used by more than one step")
-    known = set(ids)
+    known = _unique_ids(fixed)
     for step in fixed:
         deps: list[str] = []
         for dep in step["depends_on"]:
@@ -339,6 +327,17 @@ def repair_plan(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]
         )
     check_steps(fixed)
     return fixed, notes
+
+
+def _unique_ids(steps: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The plan's step ids; PlanError for an empty plan or an id used twice."""
+    if not steps:
+        raise PlanError("a plan needs at least one step")
+    ids = [step["id"] for step in steps]
+    duplicated = sorted(i for i, count in Counter(ids).items() if count > 1)
+    if duplicated:
+        raise PlanError(f"step id(s) {', '.join(map(repr, duplicated))} used by more than one step")
+    return set(ids)
 
 
 def _sinks(steps: Sequence[Mapping[str, Any]]) -> list[str]:
