@@ -69,9 +69,11 @@ def _plot_heatmap(choices: dict[str, Counter[str]], path: Path) -> None:
     image = ax.imshow(grid, cmap="Blues", aspect="auto")
     ax.set_xticks(range(len(agents)), agents, rotation=45, ha="right")
     ax.set_yticks(range(len(kinds)), kinds)
+    darkest = max((value for row in grid for value in row), default=0)
     for i, row in enumerate(grid):
         for j, value in enumerate(row):
-            ax.text(j, i, str(value), ha="center", va="center", fontsize=8)
+            colour = "white" if darkest and value > darkest / 2 else "black"
+            ax.text(j, i, str(value), ha="center", va="center", fontsize=8, color=colour)
     fig.colorbar(image, ax=ax, label="answers kept")
     ax.set_title("Agent chosen per kind of subtask")
     fig.savefig(path, dpi=120, bbox_inches="tight")
@@ -158,8 +160,7 @@ def write_sweep_report(parent: Path) -> Path:
     ax.set_xlabel("USD per item")
     ax.set_ylabel("accuracy")
     ax.set_title("Accuracy against cost")
-    fig.tight_layout()
-    fig.savefig(parent / "accuracy_vs_cost.png", dpi=120)
+    fig.savefig(parent / "accuracy_vs_cost.png", dpi=120, bbox_inches="tight")
     plt.close(fig)
     lines = ["# Runs", "", *comparison_table(summaries), "", "![accuracy against cost](accuracy_vs_cost.png)"]
     path = parent / "report.md"
