@@ -42,7 +42,6 @@ class Team:
     scorer: Scorer
     dadb: Any = None
     planner_model: BaseChatModel | None = None
-    reputations: dict[str, float] = field(default_factory=dict)
     health: Health = field(default_factory=Health)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
