@@ -1,21 +1,38 @@
-"""The methods an evaluation compares: ReSo, its random-selection ablation, one agent alone,
-self-consistency of one agent, and the oracle.
+"""The methods an evaluation compares: ReSo, its random-selection ablation, one model alone, self-consistency
+of one model, a majority vote of several models, a cheap-then-strong cascade, and the oracle.
 
 Every method runs through the same graph; a method only changes settings and, for the baselines, pins
-which agents answer. On replay data an agent has no recording of a whole composite question, so the
-single-agent baselines answer each sub-question of the ground-truth plan with that agent and the final
-integration step with the pool's exact tool, as ReSo may: the comparison then isolates selection.
+which agents answer and how many. Integration steps (a plan's `final` step) go to the pool's exact tool for
+every method when the pool has one (`ReSoSettings.integration`), so a comparison is decided by the
+sub-questions alone.
+
+- `reso`: the team as built (coarse selection, CRM, optional adaptive fine stage).
+- `random`: k agents drawn uniformly per subtask (the paper's ablation).
+- `single:MODEL`: one model answers every sub-question; MODEL is an agent id or a model name.
+- `cot-sc:MODEL:N`: N samples of one model, majority by answer equivalence.
+- `vote:K` / `vote:A,B,C`: K models answer every sub-question; the answer with the most votes by answer
+  equivalence is kept, each vote weighted by its model's reputation in the DADB (equal weights without
+  one; ties go to the model listed first). `vote:K` takes the K models with the best training record in
+  the DADB (smoothed mean reward, prior 1/2), so it needs a trained DADB.
+- `cascade:A,B>C`: A and B answer; their answer is kept when they agree, else C answers and its answer is
+  kept (A's when C fails).
+- `oracle`: every model answers, and the scorer sees the reference: it uses the labels, so it is an upper
+  bound, never a competitor.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reso.agents.pool import Pool
+from reso.agents.profiles import Agent
+from reso.graphs.escalation import Cascade
 from reso.graphs.team import Team
+
+ORACLE_LABEL = "oracle (uses labels)"
 
 
 class MethodError(ValueError):
@@ -27,21 +44,18 @@ class PinnedCandidate:
     agent: Any
     score: float = 1.0
     components: dict[str, float] = field(default_factory=dict)
+    domain: str | None = None
 
 
 @dataclass
 class PinnedSelector:
-    """Answers every subtask with fixed agents: `agents` for sub-questions, `final_agents` for the
-    integration steps (recognised by their instruction text). Learns nothing."""
+    """Answers every subtask with fixed agents, in the given order. Learns nothing."""
 
     pool: Pool
     agents: Sequence[str]
-    final_agents: Sequence[str]
-    final_instructions: Collection[str] = ()
 
     def select(self, subtask: str, k: int | None = None, *, domain: str | None = None) -> list[PinnedCandidate]:
-        chosen = self.final_agents if subtask in self.final_instructions else self.agents
-        return [PinnedCandidate(self.pool.get(agent_id), components={"pinned": 1.0}) for agent_id in chosen]
+        return [PinnedCandidate(self.pool.get(agent_id), components={"pinned": 1.0}) for agent_id in self.agents]
 
     def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
                domain: str | None = None) -> None:
@@ -50,69 +64,136 @@ class PinnedSelector:
 
 @dataclass(frozen=True)
 class Method:
-    """A parsed method: its name, setting overrides, and how it changes the team."""
+    """A parsed method: its name, setting overrides, and which agents it pins."""
 
     name: str
     overrides: dict[str, Any] = field(default_factory=dict)
-    pinned_agent: str | None = None
-    samples: int = 1
-    oracle: bool = False
-    random: bool = False
+    kind: str = "reso"
+    agents: tuple[str, ...] = ()
+    count: int = 0
 
-    def adapt(self, team: Team, final_instructions: Collection[str], *, seed: int = 0) -> Team:
-        """The team this method runs with: ReSo's as built; the baselines swap selector and scorer."""
-        if self.random:
+    @property
+    def label(self) -> str:
+        """How tables and plots name the method (the oracle says that it uses the labels)."""
+        return ORACLE_LABEL if self.kind == "oracle" else self.name
+
+    def adapt(self, team: Team, *, seed: int = 0) -> Team:
+        """The team this method runs with: ReSo's as built; the baselines swap selector, scorer and policy."""
+        from reso.reward.registry import build_scorer
+
+        if self.kind == "reso":
+            return team
+        if self.kind == "random":
             from reso.agents.selector import RandomSelector, SelectorConfig
 
             return dataclasses.replace(team, selector=RandomSelector(team.pool, config=SelectorConfig(seed=seed)))
-        if self.oracle:
-            from reso.reward.registry import build_scorer
-
-            llm_by_model: dict[str, str] = {}
-            for agent in team.pool:
-                if agent.kind == "llm":
-                    llm_by_model.setdefault(agent.model.spec, agent.id)
-            everyone = [*llm_by_model.values(), *_tool_ids(team.pool)]
-            selector = PinnedSelector(team.pool, everyone, everyone, final_instructions)
+        if self.kind == "oracle":
+            selector = PinnedSelector(team.pool, model_agents(team.pool))
             return dataclasses.replace(team, selector=selector, scorer=build_scorer("rule"))
-        if self.pinned_agent is None:
-            return team
-        agent = team.pool.get(self.pinned_agent)
-        tools = _tool_ids(team.pool)
-        finals = tools[:1] if tools else [agent.id]
-        selector = PinnedSelector(team.pool, [agent.id] * self.samples, finals, final_instructions)
-        if self.samples > 1:
-            from reso.reward.registry import build_scorer
-
+        if self.kind == "vote":
+            agents = self.agents or best_recorded(team, self.count)
+            return dataclasses.replace(team, selector=PinnedSelector(team.pool, agents),
+                                       scorer=build_scorer("consensus"))
+        if self.kind == "cascade":
+            return dataclasses.replace(team, selector=PinnedSelector(team.pool, self.agents),
+                                       scorer=build_scorer("consensus"), asking=Cascade(cheap=len(self.agents) - 1))
+        selector = PinnedSelector(team.pool, list(self.agents) * max(1, self.count))
+        if self.kind == "cot-sc":
             return dataclasses.replace(team, selector=selector, scorer=build_scorer("consensus"))
         return dataclasses.replace(team, selector=selector)
 
 
-def _tool_ids(pool: Pool) -> list[str]:
-    return [agent.id for agent in pool if agent.kind == "tool"]
+def model_agents(pool: Pool) -> list[str]:
+    """One agent per distinct LLM model (its first role), then the tool agents: the oracle's panel."""
+    llm_by_model: dict[str, str] = {}
+    for agent in pool:
+        if agent.kind == "llm":
+            llm_by_model.setdefault(agent.model.spec, agent.id)
+    return [*llm_by_model.values(), *(agent.id for agent in pool if agent.kind == "tool")]
+
+
+def model_name(agent: Agent) -> str:
+    """The name a model goes by in method names: the recorded model of a replay spec, else the spec's
+    model part (`openai:gpt-4o-mini` → `gpt-4o-mini`)."""
+    return agent.model.target.rsplit("#", 1)[-1]
+
+
+def resolve_agent(name: str, pool: Pool) -> str:
+    """An agent id from an agent id or a model name (that model's first role).
+
+    Raises:
+        MethodError: Neither an agent id nor a model of the pool.
+    """
+    if name in pool.ids:
+        return name
+    for agent in pool:
+        if agent.kind == "llm" and name in {model_name(agent), agent.model.short_name, agent.model.spec}:
+            return agent.id
+    models = sorted({model_name(agent) for agent in pool if agent.kind == "llm"})
+    raise MethodError(f"no agent or model {name!r} in pool {pool.name!r}; models: {', '.join(models)}")
+
+
+def best_recorded(team: Team, count: int) -> list[str]:
+    """The `count` models with the best training record in the DADB (smoothed mean reward with a prior of
+    one half, so an agent seen once does not outrank one seen often), one agent per model.
+
+    Raises:
+        MethodError: The DADB holds no training record for these models.
+    """
+    candidates = model_agents(team.pool)
+    llm = [agent_id for agent_id in candidates if team.agent(agent_id).kind == "llm"]
+    by_model: dict[str, list[str]] = {}
+    for agent in team.pool:
+        if agent.kind == "llm":
+            by_model.setdefault(agent.model.spec, []).append(agent.id)
+    stats = team.dadb.stats([a.id for a in team.pool]) if team.dadb is not None else {}
+    record: dict[str, tuple[float, float]] = {}
+    for agent_id in llm:
+        spec = team.agent(agent_id).model.spec
+        visits = sum(stats[a].visits for a in by_model[spec] if a in stats)
+        rewards = sum(stats[a].reward_sum for a in by_model[spec] if a in stats)
+        record[agent_id] = ((rewards + 1.0) / (visits + 2.0), visits)
+    if not any(visits for _, visits in record.values()):
+        raise MethodError(f"vote:{count} takes the {count} models with the best training record, and the DADB has "
+                          "none: run a training evaluation with the same --db first, or name the models: "
+                          "vote:A,B,C")
+    ranked = sorted(llm, key=lambda agent_id: (-record[agent_id][0], team.agent(agent_id).price_out))
+    return ranked[:count]
 
 
 def parse_method(text: str, pool: Pool) -> Method:
-    """`reso`, `random`, `oracle`, `single:AGENT` or `cot-sc:AGENT:N`."""
+    """`reso`, `random`, `oracle`, `single:MODEL`, `cot-sc:MODEL:N`, `vote:K`, `vote:A,B,…` or
+    `cascade:A,B>C` (MODEL: an agent id or a model name)."""
     name, _, rest = text.partition(":")
     if name == "reso" and not rest:
         return Method("reso")
     if name == "random" and not rest:
-        return Method("random", random=True)
+        return Method("random", kind="random")
     if name == "oracle" and not rest:
-        return Method("oracle", {"scorer_sees_reference": True}, oracle=True)
+        return Method("oracle", {"scorer_sees_reference": True}, kind="oracle")
     if name == "single" and rest:
-        _require_agent(rest, pool)
-        return Method(text, {"k": 1}, pinned_agent=rest)
+        return Method(text, {"k": 1, "k_max": None}, kind="single", agents=(resolve_agent(rest, pool),))
     if name == "cot-sc" and rest:
-        agent_id, _, count = rest.rpartition(":")
-        if not agent_id or not count.isdigit() or int(count) < 1:
-            raise MethodError(f"method {text!r}: expected cot-sc:AGENT:N with N ≥ 1")
-        _require_agent(agent_id, pool)
-        return Method(text, {"k": int(count)}, pinned_agent=agent_id, samples=int(count))
-    raise MethodError(f"unknown method {text!r}: use reso, random, oracle, single:AGENT or cot-sc:AGENT:N")
-
-
-def _require_agent(agent_id: str, pool: Pool) -> None:
-    if agent_id not in pool.ids:
-        raise MethodError(f"no agent {agent_id!r} in pool {pool.name!r}; agents: {', '.join(pool.ids)}")
+        model, _, count = rest.rpartition(":")
+        if not model or not count.isdigit() or int(count) < 1:
+            raise MethodError(f"method {text!r}: expected cot-sc:MODEL:N with N ≥ 1")
+        return Method(text, {"k": int(count), "k_max": None}, kind="cot-sc", agents=(resolve_agent(model, pool),),
+                      count=int(count))
+    if name == "vote" and rest:
+        if rest.isdigit():
+            if int(rest) < 2:
+                raise MethodError(f"method {text!r}: a vote needs K ≥ 2 models")
+            return Method(text, {"k": int(rest), "k_max": None}, kind="vote", count=int(rest))
+        agents = tuple(resolve_agent(part.strip(), pool) for part in rest.split(","))
+        if len(agents) < 2:
+            raise MethodError(f"method {text!r}: a vote needs at least two models")
+        return Method(text, {"k": len(agents), "k_max": None}, kind="vote", agents=agents, count=len(agents))
+    if name == "cascade" and rest:
+        cheap, sep, strong = rest.partition(">")
+        cheap_names = [part.strip() for part in cheap.split(",") if part.strip()]
+        if not sep or not cheap_names or not strong.strip() or ">" in strong:
+            raise MethodError(f"method {text!r}: expected cascade:A,B>C (cheap models, then the strong one)")
+        agents = tuple(resolve_agent(part, pool) for part in [*cheap_names, strong.strip()])
+        return Method(text, {"k": len(cheap_names), "k_max": None}, kind="cascade", agents=agents)
+    raise MethodError(f"unknown method {text!r}: use reso, random, oracle, single:MODEL, cot-sc:MODEL:N, "
+                      "vote:K, vote:A,B,C or cascade:A,B>C")

@@ -31,6 +31,7 @@ from reso.evals.datasets import Problem
 from reso.evals.ledger import DeferredSelector, collecting, item_key, learning_dadb, reconcile, run_id
 from reso.evals.methods import Method
 from reso.evals.results import ResultsFile
+from reso.evals.stats import wilson_interval
 from reso.graphs.api import ReSo
 from reso.graphs.budget import RUN_SCOPE, Budget, refused_by_run, use_run_budget
 from reso.graphs.records import Result
@@ -99,6 +100,7 @@ def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]
         "latency_s": result.latency_s,
         "steps": [
             {"id": step.id, "agent": step.agent, "value": step.value, "status": step.status,
+             "depends_on": list(step.depends_on),
              "reference": references.get(step.id),
              "correct": (answers_match(step.value, references[step.id], rel_tol=REL_TOL)
                          if step.id in references else None),
@@ -132,10 +134,12 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
     return {
         "dataset": config.dataset,
         "method": config.method.name,
+        "method_label": config.method.label,
         "mode": config.settings.mode,
         "n": n,
         "correct": correct,
         "accuracy": correct / n if n else 0.0,
+        "accuracy_ci95": wilson_interval(correct, n),
         "total_tokens": tokens,
         "tokens_per_item": tokens / n if n else 0.0,
         "cost_usd": cost,
@@ -173,8 +177,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
     """Run `config.method` on `problems` (skipping those already in the results file); returns the summary."""
     config.out.mkdir(parents=True, exist_ok=True)
     settings = config.settings.replace(**config.method.overrides)
-    final_texts = {step["instruction"] for p in problems if p.plan for step in p.plan if step["id"] == "final"}
-    adapted = config.method.adapt(team, final_texts, seed=settings.seed)
+    adapted = config.method.adapt(team, seed=settings.seed)
     dadb = learning_dadb(adapted.selector) if settings.mode == "train" else None
     if dadb is not None:
         adapted = dataclasses.replace(adapted, selector=DeferredSelector(adapted.selector))

@@ -21,7 +21,14 @@ class ReSoSettings:
     pool: str = field(default="", metadata={"description": "Pool YAML path; empty = the embedded offline pool."})
     planner: str = field(default="auto", metadata={"description": "auto | structural | llm | given."})
     planner_model: str = field(default="", metadata={"description": "Model spec for the LLM planner."})
-    k: int = field(default=2, metadata={"description": "Candidates answering each subtask."})
+    k: int = field(default=2, metadata={"description": "Candidates answering each subtask (the first stage, when adaptive)."})
+    k_max: int | None = field(default=None, metadata={"description": (
+        "Adaptive fine stage: at most this many candidates answer a subtask (None: exactly k, the paper's way).")})
+    confidence: float | None = field(default=None, metadata={"description": (
+        "Adaptive fine stage: ask one more candidate while the best CRM score is below this (with k_max).")})
+    integration: Literal["tool", "select"] = field(default="tool", metadata={"description": (
+        "tool: a plan's integration step (id 'final') goes to the pool's exact tool for every method, when the "
+        "pool has one; select: chosen like any other subtask.")})
     top_m: int = field(default=16, metadata={"description": "Agents retrieved from the profile index before UCB."})
     selection: Literal["ucb", "random"] = field(
         default="ucb", metadata={"description": "ucb (ReSo) or random (the paper's ablation)."}

@@ -13,12 +13,15 @@ import inspect
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from reso.agents.answers import AgentAnswer
 from reso.agents.invoke import call_agent
 from reso.agents.prompting import ContextAnswer, render_subtask_prompt
 from reso.graphs.budget import Budget
+from reso.graphs.escalation import Asked, policy_for
+from reso.graphs.planners.mas_format import FINAL_ID
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
@@ -66,9 +69,24 @@ async def _ask(team: Team, agent_id: str, prompt: str, budget: Budget, timeout_s
     return answer
 
 
-def _select(team: Team, instruction: str, k: int) -> list[Any]:
+@dataclass(frozen=True)
+class RoutedCandidate:
+    """An integration step's tool agent, chosen by rule rather than by the coarse stage."""
+
+    agent: Any
+    score: float = 1.0
+    components: dict[str, float] = field(default_factory=lambda: {"integration_route": 1.0})
+    domain: str | None = None
+
+
+def _select(team: Team, settings: ReSoSettings, step_id: str, instruction: str, k: int) -> list[Any]:
     """The coarse stage, leaving out agents whose endpoint's circuit breaker is open (`team.health`);
-    when that leaves nobody, everyone is eligible again."""
+    when that leaves nobody, everyone is eligible again. An integration step goes to the pool's exact tool
+    when the settings say so, whatever the method: no comparison is then decided by who drew the tool."""
+    if settings.integration == "tool" and step_id == FINAL_ID:
+        tools = team.integration_agents()
+        if tools:
+            return [RoutedCandidate(tools[0], domain=tools[0].domain)]
     unavailable = team.health.unavailable()
     if not unavailable:
         return team.selector.select(instruction, k)
@@ -123,6 +141,11 @@ def _learn(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answer
     return rewards
 
 
+def _seen(asked: Sequence[int], values: Sequence[str | None], scores: Mapping[int, Score]) -> list[Asked]:
+    """What the asking policy is shown: each answer's offered index, final value and score."""
+    return [Asked(index, values[j], scores[j].value if j in scores else None) for j, index in enumerate(asked)]
+
+
 async def run_subtask(
     team: Team,
     settings: ReSoSettings,
@@ -142,23 +165,39 @@ async def run_subtask(
     emit = write or (lambda event: None)
     emit({"event": "subtask_started", "id": step_id})
     prompt = render_subtask_prompt(instruction, context)
-    candidates = await asyncio.to_thread(_select, team, instruction, settings.k)
+    policy = team.asking or policy_for(settings.k_max, settings.confidence)
+    offered = await asyncio.to_thread(_select, team, settings, step_id, instruction, policy.pool_size(settings.k))
     emit({"event": "candidates", "id": step_id,
-          "candidates": [{"agent": c.agent.id, "score": c.score} for c in candidates]})
-    answers = await asyncio.gather(
-        *(_ask(team, c.agent.id, prompt, budget, settings.call_timeout_s) for c in candidates)
-    )
-    usable = [i for i, answer in enumerate(answers) if answer.ok]
+          "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})
     context_text = "\n".join(f"Answer[{c.id}] = {c.value}" for c in context)
-    # Scoring and learning touch the DADB and may run models: one thread hop each, off the event loop.
-    scores = await asyncio.to_thread(_judge, team, settings, candidates, answers, usable,
-                                     instruction=instruction, context_text=context_text, group=step_id,
-                                     reference=reference)
+    # Candidates answer in stages when the policy asks for more after seeing the scores (adaptive fine
+    # stage, cascade); `asked` keeps the offered indices in the order they answered.
+    asked: list[int] = []
+    answers: list[AgentAnswer] = []
+    values: list[str | None] = []
+    scores: dict[int, Score] = {}
+    pending = policy.first(offered, settings.k)
+    while pending:
+        fresh = await asyncio.gather(*(_ask(team, offered[i].agent.id, prompt, budget, settings.call_timeout_s)
+                                       for i in pending))
+        asked.extend(pending)
+        answers.extend(fresh)
+        values.extend(final_value(a.text) if a.ok else None for a in fresh)
+        candidates = [offered[i] for i in asked]
+        usable = [i for i, answer in enumerate(answers) if answer.ok]
+        # Scoring touches the DADB and may run models: one thread hop, off the event loop.
+        scores = await asyncio.to_thread(_judge, team, settings, candidates, answers, usable,
+                                         instruction=instruction, context_text=context_text, group=step_id,
+                                         reference=reference)
+        seen = _seen(asked, values, scores)
+        pending = [i for i in policy.more(offered, seen) if 0 <= i < len(offered) and i not in asked]
+    candidates = [offered[i] for i in asked]
+    usable = [i for i, answer in enumerate(answers) if answer.ok]
     rewards = await asyncio.to_thread(_learn, team, settings, candidates, answers, scores, reference)
     records = [
         CandidateRecord(
             agent_id=candidate.agent.id, model=candidate.agent.model.spec, role=candidate.agent.role,
-            answer=answer.text, value=final_value(answer.text) if answer.ok else None,
+            answer=answer.text, value=values[i],
             score=scores[i].value if i in scores else None,
             score_reason=scores[i].reason if i in scores else None,
             reward=rewards[i], domain=getattr(candidate, "domain", None), selection=dict(candidate.components),
@@ -167,9 +206,13 @@ async def run_subtask(
         )
         for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True))
     ]
-    # Best CRM score wins among answers with a final value; ties keep the coarse stage's order
-    # (candidates arrive best first).
-    best = max(usable, key=lambda i: (records[i].value is not None, scores[i].value, -i)) if usable else None
+    # The policy may name the answer to keep (the cascade); otherwise the best CRM score wins among answers
+    # with a final value, ties keeping the coarse stage's order (candidates arrive best first).
+    chosen = policy.keep(_seen(asked, values, scores))
+    if chosen is not None and chosen in asked:
+        best: int | None = asked.index(chosen)
+    else:
+        best = max(usable, key=lambda i: (records[i].value is not None, scores[i].value, -i)) if usable else None
     kept = records[best] if best is not None else None
     record = StepRecord(
         id=step_id, instruction=instruction, depends_on=list(depends_on),

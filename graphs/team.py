@@ -18,6 +18,7 @@ from reso.agents.health import Health
 from reso.agents.pool import Pool, load_pool
 from reso.agents.profiles import Agent
 from reso.agents.retry import RetryPolicy
+from reso.graphs.escalation import AskingPolicy
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Scorer
 
@@ -34,7 +35,8 @@ class Selector(Protocol):
 @dataclass
 class Team:
     """Everything that answers and judges: shared by all questions of a run. `health` keeps agents with a
-    failing endpoint out of selection; `retry` says how transient call failures are retried."""
+    failing endpoint out of selection; `retry` says how transient call failures are retried; `asking`, when
+    set, decides how many candidates answer instead of the settings (see `reso.graphs.escalation`)."""
 
     pool: Pool
     models: Mapping[str, BaseChatModel]
@@ -44,9 +46,15 @@ class Team:
     planner_model: BaseChatModel | None = None
     health: Health = field(default_factory=Health)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    asking: AskingPolicy | None = None
+    """Overrides the settings' fine-stage policy (the cascade baseline pins its own)."""
 
     def agent(self, agent_id: str) -> Agent:
         return self.pool.get(agent_id)
+
+    def integration_agents(self) -> list[Agent]:
+        """The pool's exact tool agents, which answer integration steps on the same footing for every method."""
+        return [agent for agent in self.pool if agent.kind == "tool"]
 
     def reputation(self, agent_id: str) -> float | None:
         """The agent's smoothed mean reward from the DADB (None when there is no DADB)."""

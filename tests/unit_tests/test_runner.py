@@ -137,7 +137,7 @@ def test_unknown_methods_are_refused():
         parse_method("best-of-both", team.pool)
     with pytest.raises(MethodError, match="no agent"):
         parse_method("single:nobody", team.pool)
-    assert parse_method("cot-sc:strong:5", team.pool).samples == 5
+    assert parse_method("cot-sc:strong:5", team.pool).count == 5
 
 
 def test_reports_for_a_run_and_a_sweep(tmp_path):

@@ -1,0 +1,156 @@
+"""How many of a subtask's candidates answer, and in what order: the fine stage's asking policy.
+
+The paper asks a fixed k candidates at once. An asking policy may instead ask in stages: a first group
+answers, the answers are scored, and the policy decides from the scores whether to ask more. Three
+policies:
+
+- `FixedK`: the paper's fine stage; the first k candidates answer at once.
+- `Adaptive`: the first k answer; while the best calibrated CRM score so far is below `confidence` and
+  fewer than `k_max` have answered, the most reliable candidate not yet asked answers too. An easy subtask
+  is settled by the cheap agents the cost-aware coarse stage put first; a hard one reaches the strong,
+  expensive agent.
+- `Cascade`: the baseline "ask two cheap models, keep their answer when they agree, else ask a third".
+
+A policy sees candidates in the coarse stage's order and the answers' final values and scores; it never
+sees ground truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from reso.reward.answers import answers_match
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a policy knows of one candidate that answered: its index, final value and CRM score."""
+
+    index: int
+    value: str | None
+    score: float | None
+
+
+class AskingPolicy(Protocol):
+    """Decides which candidates answer a subtask, stage by stage."""
+
+    def pool_size(self, k: int) -> int:
+        """How many candidates the coarse stage should return (the most that may ever be asked)."""
+        ...
+
+    def first(self, candidates: Sequence[Any], k: int) -> list[int]:
+        """Indices of the candidates that answer first."""
+        ...
+
+    def more(self, candidates: Sequence[Any], asked: Sequence[Asked]) -> list[int]:
+        """Indices of further candidates to ask now, given every answer so far; empty to stop."""
+        ...
+
+    def keep(self, asked: Sequence[Asked]) -> int | None:
+        """The index of the answer to keep, or None to keep the best-scored one."""
+        ...
+
+
+@dataclass(frozen=True)
+class FixedK:
+    """The paper's fine stage: k candidates answer at once, the best-scored answer is kept."""
+
+    def pool_size(self, k: int) -> int:
+        return k
+
+    def first(self, candidates: Sequence[Any], k: int) -> list[int]:
+        return list(range(min(k, len(candidates))))
+
+    def more(self, candidates: Sequence[Any], asked: Sequence[Asked]) -> list[int]:
+        return []
+
+    def keep(self, asked: Sequence[Asked]) -> int | None:
+        return None
+
+
+def _reliability(candidate: Any) -> float:
+    """The coarse stage's estimate of how often the candidate is right (its smoothed mean reward)."""
+    components = getattr(candidate, "components", {}) or {}
+    for name in ("posterior_mean", "reputation"):
+        if name in components:
+            return float(components[name])
+    return 0.0
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """Ask k, then one more at a time while the best score is below `confidence`, up to `k_max`.
+
+    Escalation goes to the most reliable candidate not asked yet (ties: the coarse stage's order), so a
+    hard subtask ends with the agent the DADB trusts most, whatever its price.
+    """
+
+    confidence: float
+    k_max: int
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"confidence must be in [0, 1], got {self.confidence}")
+        if self.k_max < 1:
+            raise ValueError(f"k_max must be >= 1, got {self.k_max}")
+
+    def pool_size(self, k: int) -> int:
+        return max(k, self.k_max)
+
+    def first(self, candidates: Sequence[Any], k: int) -> list[int]:
+        return list(range(min(k, len(candidates))))
+
+    def more(self, candidates: Sequence[Any], asked: Sequence[Asked]) -> list[int]:
+        if len(asked) >= self.k_max:
+            return []
+        best = max((a.score for a in asked if a.value is not None and a.score is not None), default=None)
+        if best is not None and best >= self.confidence:
+            return []
+        done = {a.index for a in asked}
+        rest = [i for i in range(len(candidates)) if i not in done]
+        if not rest:
+            return []
+        return [max(rest, key=lambda i: (_reliability(candidates[i]), -i))]
+
+    def keep(self, asked: Sequence[Asked]) -> int | None:
+        return None
+
+
+@dataclass(frozen=True)
+class Cascade:
+    """The cascade baseline: the first `cheap` candidates answer; when their final values all agree, that
+    answer is kept; otherwise the remaining candidate answers and its answer is kept (when it fails, the
+    first cheap answer with a value is kept)."""
+
+    cheap: int = 2
+    same: Callable[[str, str], bool] = answers_match
+
+    def pool_size(self, k: int) -> int:
+        return self.cheap + 1
+
+    def first(self, candidates: Sequence[Any], k: int) -> list[int]:
+        return list(range(min(self.cheap, len(candidates))))
+
+    def more(self, candidates: Sequence[Any], asked: Sequence[Asked]) -> list[int]:
+        if len(asked) > self.cheap or len(candidates) <= self.cheap:
+            return []
+        values = [a.value for a in asked]
+        if values and all(v is not None for v in values) and all(self.same(values[0], v) for v in values[1:]):
+            return []
+        return [self.cheap]
+
+    def keep(self, asked: Sequence[Asked]) -> int | None:
+        strong = [a for a in asked if a.index >= self.cheap and a.value is not None]
+        if strong:
+            return strong[0].index
+        cheap = [a for a in asked if a.value is not None]
+        return cheap[0].index if cheap else None
+
+
+def policy_for(k_max: int | None, confidence: float | None) -> AskingPolicy:
+    """The policy the settings ask for: adaptive when a confidence and a k_max are set, else fixed k."""
+    if confidence is None or k_max is None:
+        return FixedK()
+    return Adaptive(confidence=confidence, k_max=k_max)

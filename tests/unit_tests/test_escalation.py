@@ -1,0 +1,173 @@
+"""The fine stage's asking policies (fixed k, adaptive, cascade), the baselines built on them (vote, cascade,
+single by model name), and the integration step's routing to the exact tool."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from reso.evals.datasets import Problem
+from reso.evals.methods import ORACLE_LABEL, MethodError, parse_method
+from reso.evals.runner import EvalConfig, run_eval
+from reso.graphs.escalation import Adaptive, Asked, Cascade, FixedK, policy_for
+from reso.graphs.settings import ReSoSettings
+from reso.reward.base import Score, ScoreItem, Scorer
+from tests.engine_fakes import ScriptedAnswerer, scripted_team
+
+
+@dataclass(frozen=True)
+class _Cand:
+    name: str
+    components: dict[str, float] = field(default_factory=dict)
+
+
+def test_fixed_k_asks_k_at_once_and_never_more():
+    cands = [_Cand(str(i)) for i in range(5)]
+    policy = FixedK()
+    assert policy.pool_size(2) == 2
+    assert policy.first(cands, 2) == [0, 1]
+    assert policy.more(cands, [Asked(0, None, 0.0), Asked(1, None, 0.0)]) == []
+    assert policy_for(None, 0.8) == FixedK() and policy_for(3, None) == FixedK()
+
+
+def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherwise():
+    cands = [_Cand("cheap", {"reputation": 0.5}), _Cand("cheap2", {"reputation": 0.6}),
+             _Cand("mid", {"reputation": 0.7}), _Cand("strong", {"reputation": 0.9})]
+    policy = Adaptive(confidence=0.8, k_max=3)
+    assert policy.pool_size(2) == 3 and policy.first(cands, 2) == [0, 1]
+    assert policy.more(cands, [Asked(0, "4", 0.9), Asked(1, "4", 0.85)]) == []
+    assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5)]) == [3]
+    # A confident score on an answer without a value does not settle the subtask.
+    assert policy.more(cands, [Asked(0, None, 0.95), Asked(1, "5", 0.4)]) == [3]
+    assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5), Asked(3, "6", 0.5)]) == []
+    with pytest.raises(ValueError, match="confidence"):
+        Adaptive(confidence=1.5, k_max=3)
+
+
+def test_cascade_keeps_agreement_and_otherwise_the_strong_answer():
+    cands = [_Cand("a"), _Cand("b"), _Cand("c")]
+    policy = Cascade(cheap=2)
+    assert policy.first(cands, 2) == [0, 1]
+    assert policy.more(cands, [Asked(0, "12", 0.5), Asked(1, "12.0", 0.5)]) == []
+    assert policy.more(cands, [Asked(0, "12", 0.5), Asked(1, "13", 0.5)]) == [2]
+    assert policy.more(cands, [Asked(0, "12", 0.5), Asked(1, None, None)]) == [2]
+    assert policy.keep([Asked(0, "12", 0.5), Asked(1, "13", 0.5), Asked(2, "14", 0.1)]) == 2
+    assert policy.keep([Asked(0, "12", 0.5), Asked(1, "13", 0.5), Asked(2, None, None)]) == 0
+
+
+class _TableScorer(Scorer):
+    """Scores an answer by a table keyed by its text (0.5 for anything else)."""
+
+    name = "table"
+
+    def __init__(self, table: dict[str, float]) -> None:
+        self.table = table
+
+    def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
+        return [Score(self.table.get(item.answer, 0.5)) for item in items]
+
+
+def _problem() -> Problem:
+    plan = [
+        {"id": "0", "instruction": "Easy part", "depends_on": []},
+        {"id": "1", "instruction": "Hard part", "depends_on": []},
+        {"id": "final", "instruction": "Please calculate the value of Answer[0]*Answer[1].",
+         "depends_on": ["0", "1"]},
+    ]
+    return Problem(id="p0", question="q", answer="42", plan=plan,
+                   subtask_answers={"0": "6", "1": "7", "final": "42"})
+
+
+def _models() -> dict[str, ScriptedAnswerer]:
+    return {
+        "cheap": ScriptedAnswerer(answers={"Easy part": "\\boxed{6}", "Hard part": "\\boxed{5}"}, calls=[]),
+        "cheap2": ScriptedAnswerer(answers={"Easy part": "\\boxed{6}", "Hard part": "\\boxed{8}"}, calls=[]),
+        "strong": ScriptedAnswerer(answers={"Easy part": "\\boxed{6}", "Hard part": "\\boxed{7}"}, calls=[]),
+    }
+
+
+def _run(tmp_path: Path, method: str, settings: ReSoSettings, scorer: Scorer | None = None,
+         choose=None, models: dict[str, ScriptedAnswerer] | None = None) -> tuple[dict, dict, dict]:
+    models = models or _models()
+    team = scripted_team(models, choose or (lambda subtask: ["cheap", "cheap2", "strong"]), scorer)
+    config = EvalConfig(dataset="unit", method=parse_method(method, team.pool), out=tmp_path, settings=settings,
+                        concurrency=1, command=["reso", "eval"])
+    summary = asyncio.run(run_eval(config, [_problem()], team))
+    row = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
+    return summary, models, row
+
+
+def _asked(row: dict, step_id: str) -> list[str]:
+    step = next(step for step in row["steps"] if step["id"] == step_id)
+    return [candidate["agent_id"] for candidate in step["candidates"]]
+
+
+def test_adaptive_fine_stage_settles_easy_subtasks_cheaply_and_escalates_hard_ones(tmp_path):
+    scorer = _TableScorer({"\\boxed{6}": 0.95, "\\boxed{7}": 0.9, "\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
+    settings = ReSoSettings(k=2, k_max=3, confidence=0.8)
+    summary, models, row = _run(tmp_path, "reso", settings, scorer)
+    assert _asked(row, "0") == ["cheap", "cheap2"]
+    assert _asked(row, "1") == ["cheap", "cheap2", "strong"]
+    assert models["strong"].calls == ["Hard part"]
+    assert summary["correct"] == 1
+
+
+def test_without_adaptive_settings_exactly_k_answer(tmp_path):
+    scorer = _TableScorer({"\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
+    _, models, row = _run(tmp_path, "reso", ReSoSettings(k=2), scorer)
+    assert _asked(row, "1") == ["cheap", "cheap2"] and models["strong"].calls == []
+
+
+def test_cascade_method_asks_the_strong_model_only_on_disagreement(tmp_path):
+    summary, models, row = _run(tmp_path, "cascade:cheap,cheap2>strong", ReSoSettings())
+    assert _asked(row, "0") == ["cheap", "cheap2"]
+    assert _asked(row, "1") == ["cheap", "cheap2", "strong"]
+    kept = {step["id"]: step["value"] for step in row["steps"]}
+    assert kept == {"0": "6", "1": "7", "final": "42"}
+    assert models["strong"].calls == ["Hard part"] and summary["correct"] == 1
+
+
+def test_vote_keeps_the_majority_answer(tmp_path):
+    hard = {"cheap": "\\boxed{5}", "cheap2": "\\boxed{7}", "strong": "\\boxed{7}"}
+    models = {name: ScriptedAnswerer(answers={"Easy part": "\\boxed{6}", "Hard part": text}, calls=[])
+              for name, text in hard.items()}
+    summary, _, row = _run(tmp_path, "vote:cheap,cheap2,strong", ReSoSettings(), models=models)
+    assert _asked(row, "1") == list(hard)
+    assert {step["id"]: step["value"] for step in row["steps"]}["1"] == "7"
+    assert summary["method_label"] == "vote:cheap,cheap2,strong"
+
+
+def test_vote_k_needs_a_training_record(tmp_path):
+    models = _models()
+    team = scripted_team(models, lambda subtask: ["cheap"])
+    method = parse_method("vote:2", team.pool)
+    with pytest.raises(MethodError, match="best training record"):
+        method.adapt(team)
+
+
+def test_integration_step_goes_to_the_tool_for_every_method_unless_told_otherwise(tmp_path):
+    # The selector offers only LLM agents, which have no answer for the integration step.
+    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(k=1))
+    assert _asked(row, "final") == ["calc"]
+    _, _, row = _run(tmp_path / "b", "single:strong", ReSoSettings())
+    assert _asked(row, "final") == ["calc"]
+    summary, _, row = _run(tmp_path / "c", "reso", ReSoSettings(k=1, integration="select"))
+    assert _asked(row, "final") == ["cheap"] and summary["correct"] == 0
+
+
+def test_methods_resolve_model_names_and_label_the_oracle():
+    team = scripted_team(_models(), lambda subtask: ["cheap"])
+    # scripted agents use the model spec `fake:<id>`: the model name is the part after the provider.
+    assert parse_method("single:cheap2", team.pool).agents == ("cheap2",)
+    assert parse_method("oracle", team.pool).label == ORACLE_LABEL
+    with pytest.raises(MethodError, match="no agent or model 'gpt-9'"):
+        parse_method("single:gpt-9", team.pool)
+    with pytest.raises(MethodError, match="cascade:A,B>C"):
+        parse_method("cascade:cheap,cheap2", team.pool)
+    with pytest.raises(MethodError, match="K ≥ 2"):
+        parse_method("vote:1", team.pool)
