@@ -11,17 +11,14 @@ from __future__ import annotations
 import ast
 import re
 
+# Replay agents read these two spellings back too; they live in the agents layer and are re-exported here.
+from reso.agents.release_text import LINKED_CONSTANT_RE, RECORDED_RE, split_recorded  # noqa: F401
 from reso.evals.datasets.numeric import parse_number
 
 PREAMBLE = "The following is a complex question composed of multiple sub-questions:\n\n"
 INTEGRATION_HEADER = "Please use the answers to the above questions to perform the following calculations:\n"
 FINAL_STEP_ID = "final"
 
-RECORDED_RE = re.compile(r"\.?\s*The answer is recorded as Answer\[(\d+)\]\s*$")
-LINKED_CONSTANT_RE = re.compile(
-    r"UNK_(?P<node>\d+)\(a constant calculated by adding the sum of Answer\[(?P<parents>[\d,\s]+)\]"
-    r" to the number \((?P<adj>[-+]?[\d.]+(?:[eE][-+]?\d+)?)\)\. \)"
-)
 ANSWER_REF_RE = re.compile(r"Answer\[(\d+(?:\s*,\s*\d+)*)\]")
 # Sub-question pools mark their replaceable constant as "UNK(a constant)" (SciBench) or
 # "UNK(a constant can be caculuted by other answers)" (MATH, spelling as released).
@@ -76,14 +73,6 @@ def parse_plan(gt_plan: object) -> list[str]:
     if not isinstance(steps, list) or not all(isinstance(step, str) for step in steps):
         raise ValueError("expected a list of strings")
     return steps
-
-
-def split_recorded(text: str) -> tuple[str, str | None]:
-    """A step's text without its "The answer is recorded as Answer[i]" suffix, and i (None if absent)."""
-    match = RECORDED_RE.search(text)
-    if match is None:
-        return text.rstrip(), None
-    return text[: match.start()], match.group(1)
 
 
 def answer_refs(text: str) -> list[str]:
