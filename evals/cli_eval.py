@@ -29,7 +29,8 @@ def default_cache_file(out: Path) -> Path:
 def eval_command(
     dataset: Annotated[str, typer.Option(help="Dataset name (see `reso datasets`) or file path.")],
     out: Annotated[Path, typer.Option(help="Output folder; rerunning into it resumes.")],
-    method: Annotated[str, typer.Option(help="reso | random | oracle | single:AGENT | cot-sc:AGENT:N")] = "reso",
+    method: Annotated[str, typer.Option(
+        help="reso | random | oracle | single:MODEL | cot-sc:MODEL:N | vote:K | vote:A,B,C | cascade:A,B>C")] = "reso",
     pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE.")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Only the first N items.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
@@ -37,7 +38,14 @@ def eval_command(
     mode: Annotated[str, typer.Option(help="train (update the DADB, write CRM records) | test (frozen).")] = "test",
     db: Annotated[Optional[Path], typer.Option(help="DADB file; default OUT/dadb.sqlite.")] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
-    k: Annotated[Optional[int], typer.Option(help="Candidates per subtask.")] = None,
+    k: Annotated[Optional[int], typer.Option(help="Candidates per subtask (the first stage, when adaptive).")] = None,
+    k_max: Annotated[Optional[int], typer.Option(
+        help="Adaptive fine stage: at most this many candidates per subtask (with --confidence).")] = None,
+    confidence: Annotated[Optional[float], typer.Option(
+        help="Adaptive fine stage: ask one more candidate while the best CRM score is below this.")] = None,
+    cost_weight: Annotated[Optional[float], typer.Option(help="Weight of the cost penalty in selection.")] = None,
+    integration: Annotated[Optional[str], typer.Option(
+        help="tool: integration steps go to the exact tool for every method (default) | select.")] = None,
     embedder: Annotated[Optional[str], typer.Option(help="Subtask embedder: minilm | hash:DIM | openai:MODEL.")] = None,
     budget_usd: Annotated[Optional[float], typer.Option(help="Stop calling models past this run total (USD).")] = None,
     max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.")] = None,
@@ -59,6 +67,7 @@ def eval_command(
     from reso.evals.methods import MethodError, parse_method
     from reso.evals.progress_bar import EvalProgress
     from reso.evals.runner import EvalConfig, run_eval
+    from reso.graphs.escalation import policy_for
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import team_for
 
@@ -68,6 +77,10 @@ def eval_command(
 
     if mode not in ("train", "test"):
         raise fail("--mode must be train or test")
+    if integration not in (None, "tool", "select"):
+        raise fail("--integration must be tool or select")
+    if (k_max is None) != (confidence is None):
+        raise fail("--k-max and --confidence go together (the adaptive fine stage needs both)")
     if out.exists() and not out.is_dir():
         raise fail(f"--out {out}: not a folder")
     try:
@@ -75,8 +88,11 @@ def eval_command(
         settings = ReSoSettings().replace(
             pool=resolve_pool(pool, out), seed=seed, mode=mode, db=str(db or out / "dadb.sqlite"),
             **{key: value for key, value in {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd,
-                                              "max_tokens": max_tokens, "max_seconds": max_seconds}.items()
+                                              "max_tokens": max_tokens, "max_seconds": max_seconds,
+                                              "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
+                                              "integration": integration}.items()
                if value is not None})
+        policy_for(settings.k_max, settings.confidence)  # checks the adaptive settings before any run
         team = team_for(settings)
         parsed = parse_method(method, team.pool)
         if cache:
