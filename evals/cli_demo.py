@@ -4,50 +4,68 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 
 
 def demo_command(
-    out: Annotated[Path, typer.Option(help="Output folder for all runs, the CRM and the reports.")] = Path(
+    out: Annotated[Path, typer.Option(help="Output folder for all runs, the CRMs and the reports.")] = Path(
         "runs/demo"),
-    level: Annotated[str, typer.Option(help="GSM8K-MAS level: easy (3 sub-questions), medium (5), hard (7).")] = "easy",
-    pool: Annotated[Optional[str], typer.Option(help="Pool YAML; default: the embedded replay pool.")] = None,
+    world: Annotated[str, typer.Option(
+        help="many: a dozen recorded models on linked MATH level-5 and GSM8K composites; "
+             "two-model: GPT-4 and Mixtral on GSM8K-MAS.")] = "many",
+    level: Annotated[str, typer.Option(help="Composite size: easy (3 sub-questions), medium (5), hard (7).")] = "easy",
+    pool: Annotated[Optional[str], typer.Option(help="Pool YAML; default: the world's embedded replay pool.")] = None,
     concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 16,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     train_limit: Annotated[Optional[int], typer.Option(help="Only the first N training items.")] = None,
     test_limit: Annotated[Optional[int], typer.Option(help="Only the first N test items.")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the table as one JSON object last.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the tables as one JSON object last.")] = False,
 ) -> None:
-    """Train ReSo on GSM8K-MAS, then compare it on the test split with single models, random and oracle."""
+    """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
     from rich.console import Console
-    from rich.table import Table
 
-    from reso.evals.demo import DemoConfig, comparison_rows, run_demo, write_comparison
+    from reso.evals.demo import WORLDS, DemoConfig, comparison_rows, run_demo, write_comparison
 
+    if world not in WORLDS:
+        _fail(f"--world must be one of {', '.join(WORLDS)}")
     if level not in ("easy", "medium", "hard"):
         _fail("--level must be easy, medium or hard")
     if pool:
         _check_pool(pool)
     console = Console(stderr=True)
-    config = DemoConfig(out=out, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
+    config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit)
-    rows = comparison_rows(run_demo(config, log=lambda line: console.print(f"[dim]{line}[/dim]")))
-    path = write_comparison(out, rows)
+    by_benchmark = run_demo(config, log=lambda line: console.print(f"[dim]{line}[/dim]"))
+    tables = {stem: comparison_rows(out / stem, summaries) for stem, summaries in by_benchmark.items()}
+    path = write_comparison(out, tables)
     if json_output:
-        typer.echo(json.dumps({"level": level, "rows": rows, "report": str(out / "report.md")}))
+        typer.echo(json.dumps({"world": world, "level": level, "tables": tables, "comparison": str(path)}))
         return
-    table = Table(title=f"GSM8K-MAS-{level.capitalize()} test (recorded answers replayed)")
-    for column in ("method", "items", "accuracy", "tokens / item", "USD", "cost vs best single"):
+    titles = {b.stem: b.title for b in WORLDS[world]}
+    for stem, rows in tables.items():
+        Console().print(_table(f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)", rows))
+        typer.echo(f"report: {out / stem / 'report.md'}  (per-run reports in {out / stem}/*/report.html)")
+    typer.echo(f"tables: {path}")
+
+
+def _table(title: str, rows: list[dict]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("method", "items", "accuracy (95 % CI)", "vs best single (95 % CI)", "USD",
+                   "cost vs best single"):
         table.add_column(column)
     for row in rows:
+        low, high = row["accuracy_ci95"] or (float("nan"), float("nan"))
+        diff = row["diff_vs_best_single_ci95"]
+        versus = (f"{row['diff_vs_best_single'] * 100:+.1f} [{diff[0] * 100:+.1f}, {diff[1] * 100:+.1f}]"
+                  if diff else "-")
         ratio = f"{row['cost_vs_best_single']:.2f}×" if row["cost_vs_best_single"] is not None else "-"
-        table.add_row(row["method"], str(row["n"]), f"{row['accuracy']:.1%}", f"{row['tokens_per_item']:.0f}",
+        table.add_row(row["method"], str(row["n"]), f"{row['accuracy']:.1%} [{low:.1%}, {high:.1%}]", versus,
                       f"{row['cost_usd']:.3f}", ratio)
-    Console().print(table)
-    typer.echo(f"report: {out / 'report.md'}  (plots beside it; per-run reports in {out}/*/report.md)")
-    typer.echo(f"table: {path}")
+    return table
 
 
 def _fail(message: str) -> NoReturn:

@@ -1,35 +1,70 @@
-"""The offline main job: learn on GSM8K-MAS train, test against the baselines, print the table.
+"""The offline main job: for each benchmark of a world, learn on its train split, then test ReSo against the
+baselines a reviewer asks for, and write the comparison.
 
-1. ReSo in training mode on the train split: rule rewards update the DADB, and every candidate's answer
-   is kept as a labelled CRM record.
+Per benchmark:
+
+1. ReSo in training mode on the train split: rule rewards update the DADB, and every candidate's answer is
+   kept as a labelled CRM record.
 2. The small learned CRM is trained on those records (our own traces, nothing else).
-3. On the test split, with the DADB frozen: ReSo (small CRM), the random-selection ablation, each recorded
-   model alone, and the oracle.
+3. On the test split, with the DADB frozen: ReSo (the adaptive fine stage, small CRM) at its default cost
+   weight and at a few others (the accuracy–cost picture), every model of the pool alone, a majority vote
+   of the three models with the best training record, a cascade whose models are chosen from the training
+   record, the random-selection ablation, and the oracle (which uses the labels).
 
-The default pool replays real recorded GPT-4 and Mixtral answers, so this runs anywhere without a key;
-`--pool` points the same job at real endpoints.
+Worlds: `many` (default) replays real answers of a dozen models to linked MATH level-5 and GSM8K
+composites; `two-model` is the earlier GPT-4 + Mixtral GSM8K-MAS job. Nothing calls an API; `--pool`
+points the same job at real endpoints.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reso.evals.datasets import load_dataset
-from reso.evals.methods import parse_method
+from reso.evals.methods import MethodError, best_recorded, model_name, parse_method
 from reso.evals.report import write_run_report, write_sweep_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
-from reso.graphs.team import team_for
+from reso.graphs.team import Team, team_for
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark of a world: its dataset names are `<stem>-<level>-train|test`."""
+
+    stem: str
+    title: str
+    pool: str = ""
+    """The world's default pool (a packaged file name or a path); empty: the embedded two-model pool."""
+
+
+WORLDS: dict[str, tuple[Benchmark, ...]] = {
+    "many": (
+        Benchmark("math-l5-mas", "MATH-MAS-L5", "zeroeval_pool.yaml"),
+        Benchmark("gsm8k-l-mas", "GSM8K-MAS (linked)", "zeroeval_pool.yaml"),
+    ),
+    "two-model": (Benchmark("gsm8k-mas", "GSM8K-MAS (GPT-4 and Mixtral)"),),
+}
+
+# ReSo's settings in the main job, fixed before any test run: the first two candidates answer, and while
+# the CRM gives the best answer less than this probability of being right, the most reliable remaining
+# agent answers too, up to three.
+RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
+# Further cost weights run for the accuracy–cost picture (the default weight is ReSoSettings'),
+COST_WEIGHTS = (0.1, 3.0)
 
 
 @dataclass(frozen=True)
 class DemoConfig:
     out: Path
+    world: str = "many"
     level: str = "easy"
     pool: str = ""
     concurrency: int = 16
@@ -37,10 +72,21 @@ class DemoConfig:
     train_limit: int | None = None
     test_limit: int | None = None
     training_scorer: str = "consensus"
+    training_k: int = 3
+    cost_weights: Sequence[float] = field(default_factory=lambda: COST_WEIGHTS)
+
+
+def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
+    """The pool file a benchmark runs on: `--pool`, else the world's packaged pool."""
+    if config.pool or not benchmark.pool:
+        return config.pool
+    from reso.agents.defaults import data_dir
+
+    return str(data_dir() / benchmark.pool)
 
 
 def baseline_agents(pool: Any) -> list[str]:
-    """One agent per distinct recorded/LLM model: the single-model baselines."""
+    """One agent per distinct LLM model (its first role): the single-model baselines."""
     seen: dict[str, str] = {}
     for agent in pool:
         if agent.kind == "llm":
@@ -48,8 +94,40 @@ def baseline_agents(pool: Any) -> list[str]:
     return list(seen.values())
 
 
+def cascade_from_record(team: Team) -> str:
+    """The cascade baseline chosen from the training record alone: the model with the best record answers
+    last; first the two best-recorded models whose list price (mean of input and output) is at most a tenth
+    of its price (the two cheapest others when fewer are)."""
+    ranked = best_recorded(team, len(baseline_agents(team.pool)))
+    strong = team.agent(ranked[0])
+
+    def price(agent_id: str) -> float:
+        agent = team.agent(agent_id)
+        return (agent.price_in + agent.price_out) / 2
+
+    cheap = [a for a in ranked[1:] if price(a) <= price(strong.id) / 10][:2]
+    if len(cheap) < 2:
+        cheap = sorted(ranked[1:], key=price)[:2]
+    if len(cheap) < 2:
+        raise MethodError("a cascade needs three models: two cheap ones, then the strong one")
+    return f"cascade:{','.join(model_name(team.agent(a)) for a in cheap)}>{model_name(strong)}"
+
+
+def recorded_baselines(team: Team, log: Log) -> list[str]:
+    """`vote:3` and the cascade, both chosen from the training record; left out (with a note) when the pool
+    has too few models or the DADB learned nothing."""
+    methods = []
+    try:
+        best_recorded(team, 3)
+        methods.append("vote:3")
+        methods.append(cascade_from_record(team))
+    except MethodError as error:
+        log(f"baseline left out: {error}")
+    return methods
+
+
 def _run(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings: ReSoSettings,
-         limit: int | None, log: Callable[[str], None]) -> dict[str, Any]:
+         limit: int | None, log: Log) -> dict[str, Any]:
     problems = load_dataset(dataset, limit=limit)
     team = team_for(settings)
     log(f"{method} on {dataset} ({settings.mode}, {len(problems)} items) → {run_dir}")
@@ -57,7 +135,7 @@ def _run(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings:
                              settings=settings, concurrency=config.concurrency)
     summary = asyncio.run(run_eval(eval_config, problems, team))
     write_run_report(run_dir)
-    return summary
+    return {**summary, "run": run_dir.name}
 
 
 def train_crm(records_path: Path, out_dir: Path) -> Path:
@@ -68,40 +146,92 @@ def train_crm(records_path: Path, out_dir: Path) -> Path:
     return SmallCRM().fit(load_records(records_path)).save(out_dir)
 
 
-def run_demo(config: DemoConfig, log: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Run the whole job and return the test summaries (ReSo first)."""
-    out = config.out
-    base = ReSoSettings(pool=config.pool, seed=config.seed, db=str(out / "dadb.sqlite"))
-    train_set, test_set = f"gsm8k-mas-{config.level}-train", f"gsm8k-mas-{config.level}-test"
-    train_settings = base.replace(mode="train", scorer=config.training_scorer)
+def _folder(method: str) -> str:
+    return "test-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in method)
+
+
+def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) -> list[dict[str, Any]]:
+    """Train, then test every method on one benchmark; returns the test summaries (ReSo first)."""
+    out = config.out / benchmark.stem
+    base = ReSoSettings(pool=world_pool(config, benchmark), seed=config.seed, db=str(out / "dadb.sqlite"))
+    train_set, test_set = f"{benchmark.stem}-{config.level}-train", f"{benchmark.stem}-{config.level}-test"
+    train_settings = base.replace(mode="train", scorer=config.training_scorer, k=config.training_k)
     _run(config, train_set, "reso", out / "train-reso", train_settings, config.train_limit, log)
     crm_dir = train_crm(out / "train-reso" / "crm_records.jsonl", out / "crm")
     log(f"small CRM trained on the training run's records → {crm_dir}")
-    test = base.replace(mode="test", scorer=f"small:{crm_dir}")
-    pool = team_for(test).pool
-    methods = ["reso", "random", *(f"single:{agent}" for agent in baseline_agents(pool)), "oracle"]
+    test = base.replace(mode="test", scorer=f"small:{crm_dir}", **RESO_TEST)
+    team = team_for(test)
+    methods = [("reso", test)]
+    methods += [(f"reso@cost_weight={w:g}", test.replace(cost_weight=w)) for w in config.cost_weights
+                if w != test.cost_weight]
+    baselines = [*(f"single:{agent}" for agent in baseline_agents(team.pool)), "random", "oracle"]
+    baselines += recorded_baselines(team, log)
+    methods += [(method, test) for method in baselines]
     summaries = []
-    for method in methods:
-        folder = out / f"test-{method.replace(':', '-').replace('/', '-')}"
-        summaries.append(_run(config, test_set, method, folder, test, config.test_limit, log))
+    for method, settings in methods:
+        name = method.split("@", 1)[0]
+        summary = _run(config, test_set, name, out / _folder(method), settings, config.test_limit, log)
+        summaries.append(summary)
     write_sweep_report(out)
     return summaries
 
 
-def comparison_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Table rows with cost relative to the most accurate single-model baseline."""
+def run_demo(config: DemoConfig, log: Log = print) -> dict[str, list[dict[str, Any]]]:
+    """Run the whole job: test summaries by benchmark stem."""
+    if config.world not in WORLDS:
+        raise ValueError(f"unknown world {config.world!r}; choose one of {', '.join(WORLDS)}")
+    return {b.stem: run_benchmark(config, b, log) for b in WORLDS[config.world]}
+
+
+def _within(best: dict[str, Any], others: Sequence[dict[str, Any]], points: float) -> dict[str, Any]:
+    """The cheapest run whose accuracy is within `points` of `best`'s."""
+    close = [s for s in others if s["accuracy"] >= best["accuracy"] - points / 100]
+    return min(close, key=lambda s: s["cost_usd"])
+
+
+def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The table of one benchmark: ReSo's runs, the best single model, the cheapest single model within three
+    points of it, vote, cascade, random and the oracle, each with its 95 % interval, its cost relative to the
+    best single model, and the paired bootstrap interval of its accuracy difference from the best single."""
+    from reso.evals.compare import compare_runs, load_run
+
     singles = [s for s in summaries if s["method"].startswith("single:")]
-    anchor = max(singles, key=lambda s: s["accuracy"]) if singles else None
-    rows = []
+    best = max(singles, key=lambda s: (s["accuracy"], -s["cost_usd"])) if singles else None
+    chosen: list[tuple[str, dict[str, Any]]] = []
     for s in summaries:
-        ratio = s["cost_usd"] / anchor["cost_usd"] if anchor and anchor["cost_usd"] else None
-        rows.append({"method": s["method"], "n": s["n"], "accuracy": s["accuracy"],
-                     "tokens_per_item": s["tokens_per_item"], "cost_usd": s["cost_usd"],
-                     "cost_vs_best_single": ratio})
+        if s["method"] == "reso":
+            chosen.append((_reso_label(s), s))
+    if best is not None:
+        chosen.append(("best single: " + s_model(best), best))
+        cheap = _within(best, singles, 3.0)
+        if cheap is not best:
+            chosen.append(("cheapest single within 3 points: " + s_model(cheap), cheap))
+    for prefix in ("vote:", "cascade:", "random", "oracle"):
+        chosen += [(s.get("method_label", s["method"]), s) for s in summaries if s["method"].startswith(prefix)]
+    reference = [s for _, s in chosen].index(best) if best is not None else 0
+    comparison = compare_runs([load_run(out / s["run"]) for _, s in chosen], reference=reference)
+    rows = []
+    for (label, s), stat in zip(chosen, comparison.runs, strict=True):
+        pair = stat.vs_reference
+        rows.append({"method": label, "run": s["run"], "n": stat.n, "accuracy": stat.accuracy,
+                     "accuracy_ci95": stat.accuracy_ci95, "cost_usd": stat.cost_usd,
+                     "tokens_per_item": stat.tokens_per_item,
+                     "cost_vs_best_single": pair.cost_ratio if pair else None,
+                     "diff_vs_best_single": pair.accuracy_diff if pair else None,
+                     "diff_vs_best_single_ci95": pair.accuracy_diff_ci95 if pair else None})
     return rows
 
 
-def write_comparison(out: Path, rows: list[dict[str, Any]]) -> Path:
+def s_model(summary: dict[str, Any]) -> str:
+    return summary["method"].removeprefix("single:").split("/", 1)[0]
+
+
+def _reso_label(summary: dict[str, Any]) -> str:
+    weight = summary.get("settings", {}).get("cost_weight")
+    return "reso" if summary["run"] == "test-reso" else f"reso (cost weight {weight:g})"
+
+
+def write_comparison(out: Path, tables: dict[str, list[dict[str, Any]]]) -> Path:
     path = out / "comparison.json"
-    path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    path.write_text(json.dumps(tables, indent=2), encoding="utf-8")
     return path

@@ -157,6 +157,8 @@ def best_recorded(team: Team, count: int) -> list[str]:
         raise MethodError(f"vote:{count} takes the {count} models with the best training record, and the DADB has "
                           "none: run a training evaluation with the same --db first, or name the models: "
                           "vote:A,B,C")
+    if len(llm) < count:
+        raise MethodError(f"vote:{count} needs {count} models; pool {team.pool.name!r} has {len(llm)}")
     ranked = sorted(llm, key=lambda agent_id: (-record[agent_id][0], team.agent(agent_id).price_out))
     return ranked[:count]
 

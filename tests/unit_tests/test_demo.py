@@ -1,0 +1,61 @@
+"""The main job on a small slice of the two-model world: every method runs, the baselines chosen from the
+training record are the ones the record implies, and the table carries intervals and paired differences."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reso.evals.demo import DemoConfig, cascade_from_record, comparison_rows, run_demo
+from reso.evals.methods import MethodError, best_recorded
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import build_team
+
+
+@pytest.fixture(scope="module")
+def small_demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    config = DemoConfig(out=out, world="two-model", train_limit=12, test_limit=6, concurrency=4,
+                        cost_weights=(0.1,))
+    return out, run_demo(config, log=lambda line: None)
+
+
+def test_every_method_runs_on_the_same_test_items(small_demo):
+    out, by_benchmark = small_demo
+    summaries = by_benchmark["gsm8k-mas"]
+    methods = [s["method"] for s in summaries]
+    assert methods[:2] == ["reso", "reso"]
+    assert {"random", "oracle"} <= set(methods)
+    assert sum(m.startswith("single:") for m in methods) == 2
+    # Two models are too few for vote:3 and a cascade: they are left out, not faked.
+    assert not any(m.startswith(("vote:", "cascade:")) for m in methods)
+    assert all(s["n"] == 6 for s in summaries)
+    reso = json.loads((out / "gsm8k-mas" / "test-reso" / "summary.json").read_text())
+    assert reso["settings"]["k_max"] == 3 and reso["settings"]["confidence"] == 0.8
+
+
+def test_the_table_names_the_best_single_model_and_its_paired_differences(small_demo):
+    out, by_benchmark = small_demo
+    rows = comparison_rows(out / "gsm8k-mas", by_benchmark["gsm8k-mas"])
+    labels = [row["method"] for row in rows]
+    assert labels[0] == "reso" and labels[1] == "reso (cost weight 0.1)"
+    best = next(row for row in rows if row["method"].startswith("best single: "))
+    assert best["diff_vs_best_single_ci95"] == [0.0, 0.0] and best["cost_vs_best_single"] == pytest.approx(1.0)
+    singles = [s for s in by_benchmark["gsm8k-mas"] if s["method"].startswith("single:")]
+    assert best["accuracy"] == max(s["accuracy"] for s in singles)
+    assert "oracle (uses labels)" in labels
+    for row in rows:
+        low, high = row["accuracy_ci95"]
+        assert low <= row["accuracy"] <= high
+
+
+def test_vote_and_cascade_come_from_the_training_record(small_demo):
+    out, _ = small_demo
+    team = build_team(ReSoSettings(db=str(out / "gsm8k-mas" / "dadb.sqlite"), mode="test"))
+    # GPT-4 was right more often than Mixtral in training, so it leads the record.
+    assert team.agent(best_recorded(team, 2)[0]).model.short_name == "gpt-4"
+    with pytest.raises(MethodError, match="needs 3 models"):
+        best_recorded(team, 3)
+    with pytest.raises(MethodError, match="three models"):
+        cascade_from_record(team)
