@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 from typing import Literal
 
-from reso.evals.datasets.numeric import format_number, parse_exact
+from reso.evals.datasets.numeric import format_number, json_number, parse_exact
 from reso.evals.datasets.problem import DatasetError
 from reso.evals.datasets.records import read_records
 from reso.evals.datasets.release_format import recorded_suffix
@@ -94,10 +94,10 @@ def build_gsm8k_mas(replay_path: str | Path, size: int, n: int, seed: int, split
         chosen = [questions[index] for index in group]
         order, parents = random_dag(size, rng)
         nodes = [_verbatim_node(node, question) for node, question in enumerate(chosen)]
-        answers = [_json_number(question["answer"]) for question in chosen]
+        answers = [json_number(question["answer"]) for question in chosen]
         final = product_of([question["answer"] for question in chosen])
         items.append(assemble_item(
-            nodes, order, parents, answer_number=format_number(final), final_value=_json_number(final),
+            nodes, order, parents, answer_number=format_number(final), final_value=json_number(final),
             subtask_answers=answers,
             extra={"id": f"{prefix}-{number}", "linked": False,
                    "synth": {"kind": "gsm8k-mas", "size": size, "seed": seed, "split": split,
@@ -111,11 +111,7 @@ def _verbatim_node(node: int, question: dict) -> dict:
     return {
         "source": "gsm8k",
         "question_id": question["id"],
-        "answer_val": _json_number(question["answer"]),
+        "answer_val": json_number(question["answer"]),
         "problem": question["question"],
         "problem_UNK": question["question"] + recorded_suffix(node),
     }
-
-
-def _json_number(value) -> int | float:
-    return value.numerator if value.denominator == 1 else float(value)

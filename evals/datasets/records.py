@@ -1,9 +1,11 @@
-"""Reading the raw records of a dataset file (a JSON list or JSON Lines), each tagged with where it came
-from, so that any later complaint can name the file and the line or item index."""
+"""Reading the raw records of a dataset file (a JSON list or JSON Lines, either one gzip-compressed), each
+tagged with where it came from, so that any later complaint can name the file and the line or item index."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,11 +26,12 @@ class Record:
 
 
 def read_records(path: str | Path) -> list[Record]:
-    """Every record of a `.json` file (a list of objects) or a JSON Lines file (one object per line).
+    """Every record of a `.json` file (a list of objects) or a JSON Lines file (one object per line);
+    `.gz` files are decompressed first and read by the suffix before `.gz`.
 
     Raises:
-        DatasetError: When the file is missing, empty, not UTF-8 or not valid JSON; the message names the
-            file and line.
+        DatasetError: When the file is missing, empty, not gzip (for `.gz`), not UTF-8 or not valid JSON;
+            the message names the file and line.
     """
     path = Path(path)
     try:
@@ -37,6 +40,13 @@ def read_records(path: str | Path) -> list[Record]:
         raise DatasetError(f"{path}: no such file") from None
     except OSError as error:
         raise DatasetError(f"{path}: cannot read: {error.strerror or error}") from None
+    suffix = path.suffix
+    if suffix == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as error:
+            raise DatasetError(f"{path}: not a readable gzip file: {error}") from None
+        suffix = path.with_suffix("").suffix
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")  # editors on Windows write a byte-order mark
     except UnicodeDecodeError as error:
@@ -46,7 +56,7 @@ def read_records(path: str | Path) -> list[Record]:
         ) from None
     if not text.strip():
         raise DatasetError(f"{path}: empty file, no records")
-    if path.suffix == ".json" or (path.suffix not in (".jsonl", ".ndjson") and text.lstrip().startswith("[")):
+    if suffix == ".json" or (suffix not in (".jsonl", ".ndjson") and text.lstrip().startswith("[")):
         return _json_list(path, text)
     return _json_lines(path, text)
 
