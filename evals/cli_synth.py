@@ -7,7 +7,8 @@ from typing import Annotated, NoReturn
 
 import typer
 
-app = typer.Typer(help="Synthesise multi-step benchmarks (MAS format, GSM8K-MAS) and validate them.",
+app = typer.Typer(help="Synthesise multi-step benchmarks (MAS format from a pool or any file of questions, "
+                       "GSM8K-MAS) and validate them.",
                   no_args_is_help=True)
 
 SizeOption = Annotated[int, typer.Option("--size", "-k", help="Sub-questions per item (3 / 5 / 7 = Easy / Medium / Hard).")]
@@ -18,24 +19,49 @@ OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output file: a JSO
 
 @app.command("mas")
 def mas(
-    pool: Annotated[Path, typer.Option("--pool", help="Sub-question pool (sub_questions/math_test.json or scibench.json format).")],
     out: OutOption,
+    pool: Annotated[Path | None, typer.Option("--pool", help="Sub-question pool with marked constants UNK(...) (sub_questions/math_test.json or scibench.json format).")] = None,
+    questions: Annotated[Path | None, typer.Option("--questions", help="Instead of --pool: any JSON / JSONL (.gz too) file of {id, question, answer}; the constant to link is chosen automatically.")] = None,
     size: SizeOption = 3,
     n: CountOption = 100,
     seed: SeedOption = 0,
+    split: Annotated[str | None, typer.Option("--split", help="With --questions: train or test (the sides share no question), or all (default).")] = None,
+    test_fraction: Annotated[float | None, typer.Option("--test-fraction", help="With --questions: share of questions on the test side (default 0.2).")] = None,
     id_prefix: Annotated[str | None, typer.Option("--id-prefix", help="Item ids are <prefix>-<i>.")] = None,
 ) -> None:
-    """Compose linked multi-step questions from a pool (random DAG, linked constants, product step)."""
+    """Compose linked multi-step questions (random DAG, linked constants, product step) from a pool with
+    marked constants (--pool) or from any file of questions with numeric answers (--questions)."""
     from reso.evals.datasets import DatasetError
-    from reso.evals.datasets.records import read_records
-    from reso.evals.synth import synthesize_mas
 
+    if (pool is None) == (questions is None):
+        _fail("give one of --pool (a sub-question pool with UNK(...) markers) or --questions (a file of "
+              "questions with numeric answers)" + (", not both" if pool is not None else ""))
+    if questions is None:
+        if split is not None or test_fraction is not None:
+            _fail("--split and --test-fraction apply to --questions only (a --pool is used whole)")
+        from reso.evals.datasets.records import read_records
+        from reso.evals.synth import synthesize_mas
+
+        try:
+            items = synthesize_mas([record.data for record in read_records(pool)], size, n, seed,  # type: ignore[arg-type]
+                                   id_prefix=id_prefix, where=str(pool))
+        except (DatasetError, ValueError) as error:
+            _fail(error)
+        _write(items, out)
+        return
+
+    from reso.evals.synth_questions import SPLITS, build_linked_mas
+
+    split = split or "all"
+    if split not in SPLITS:
+        _fail(f"--split must be 'train', 'test' or 'all', got {split!r}")
     try:
-        items = synthesize_mas([record.data for record in read_records(pool)], size, n, seed,
-                               id_prefix=id_prefix, where=str(pool))
+        build = build_linked_mas(questions, size, n, seed, split,  # type: ignore[arg-type]
+                                 0.2 if test_fraction is None else test_fraction, id_prefix=id_prefix)
     except (DatasetError, ValueError) as error:
         _fail(error)
-    _write(items, out)
+    typer.echo(f"note: {build.summary(split)}", err=True)  # type: ignore[arg-type]
+    _write(build.items, out)
 
 
 @app.command("gsm8k")

@@ -60,6 +60,9 @@ def read_pool(items: Sequence[dict], *, where: str = "pool") -> list[PoolQuestio
             raise DatasetError(f"{where}: item {index}: expected an object, got {type(item).__name__}")
         text_key = "problem" if "problem_UNK" in item else "problem_text"
         unk_key = f"{text_key}_UNK"
+        if unk_key not in item and "question" in item:
+            raise fail("problem_UNK", "missing, and no problem_text_UNK either (this is a file of plain "
+                                      "questions, not a sub-question pool with UNK(...) markers)")
         for key in (text_key, unk_key, "q_vals", "answer_number"):
             if key not in item:
                 raise fail(key, "missing")

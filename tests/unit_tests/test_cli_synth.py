@@ -75,3 +75,43 @@ def test_synthesised_files_load_as_datasets(tmp_path: Path) -> None:
     problems = load_dataset(str(out))
     assert [p.id for p in problems] == ["gsm8k-mas3-train-s2-0", "gsm8k-mas3-train-s2-1", "gsm8k-mas3-train-s2-2"]
     assert all(len(p.plan) == 4 and p.meta["synth"]["split"] == "train" for p in problems)
+
+
+def test_mas_from_a_file_of_questions_writes_items_that_validate(tmp_path: Path) -> None:
+    questions = FIXTURES / "questions_sample.jsonl"
+    out = tmp_path / "linked.jsonl"
+    result = runner.invoke(app, ["synth", "mas", "--questions", str(questions), "--size", "5", "--n", "8",
+                                 "--seed", "4", "--split", "train", "--test-fraction", "0.3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(f"note: {questions}: 33 questions, 30 usable, 3 skipped "
+                                    "(2 answers not exact numbers, 1 repeated questions); ")
+    items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(items) == 8 and all(item["linked"] is True for item in items)
+    assert {item["synth"]["split"] for item in items} == {"train"}
+    assert {item["synth"]["test_fraction"] for item in items} == {0.3}
+    checked = runner.invoke(app, ["synth", "validate", str(out), "--json"])
+    assert checked.exit_code == 0
+    assert json.loads(checked.output)["valid"] == 8
+
+
+def test_mas_modes_mixed_or_misused_are_one_line_errors(tmp_path: Path) -> None:
+    pool, questions = FIXTURES / "pool_math_sample.json", FIXTURES / "questions_sample.jsonl"
+    out = str(tmp_path / "o.json")
+    cases = [
+        (["--pool", str(pool), "--questions", str(questions)], "error: give one of --pool (a sub-question pool "
+         "with UNK(...) markers) or --questions (a file of questions with numeric answers), not both"),
+        ([], "error: give one of --pool"),
+        (["--pool", str(pool), "--split", "test"],
+         "error: --split and --test-fraction apply to --questions only (a --pool is used whole)"),
+        (["--questions", str(questions), "--split", "dev"], "error: --split must be 'train', 'test' or 'all', got 'dev'"),
+        (["--questions", str(pool)], f"error: {pool}: item 0: field 'question': missing (this is a sub-question pool"),
+        (["--pool", str(questions)], f"error: {questions}: item 0: field 'problem_UNK': missing, and no problem_text_UNK either (this is a file of "
+                                     "plain questions"),
+        (["--questions", str(tmp_path / "none.jsonl")], f"error: {tmp_path / 'none.jsonl'}: no such file"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(app, ["synth", "mas", *args, "--out", out])
+        assert result.exit_code == 2, (args, result.output)
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert result.stderr.startswith(message), (args, result.stderr)
+    assert not Path(out).exists()
