@@ -1,5 +1,6 @@
 """Named datasets: the released ReSo benchmarks (resolved against a data root), the vendored GSM8K replay
-file, the GSM8K-MAS splits built from it on demand, and whatever a user registers."""
+file, the GSM8K-MAS splits built from it on demand, linked MAS splits built on demand from the vendored
+many-model recordings (MATH Level 5, GSM8K), and whatever a user registers."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ RELEASE_FILES = {
 GSM8K_MAS_SIZES = {"easy": 3, "medium": 5, "hard": 7}
 GSM8K_MAS_ITEMS = {"train": 200, "test": 100}
 GSM8K_MAS_SEED = 0
+# Linked MAS splits of the vendored many-model recordings (package data, reso.agents.defaults.data_dir()),
+# built like GSM8K-MAS (same sizes, counts, seed and split by question) but with linked constants.
+LINKED_MAS_FILES = {"math-l5-mas": "math_l5_dev.jsonl.gz", "gsm8k-l-mas": "gsm8k_dev.jsonl.gz"}
 
 
 @dataclass(frozen=True)
@@ -124,17 +128,41 @@ def _gsm8k_mas_entry(name: str, level: str, split: str) -> _Entry:
 
     def build(_root: Path | None) -> list[Problem]:
         from reso.agents.defaults import default_replay_path
-        from reso.evals.datasets.loaders import release_problem
-        from reso.evals.datasets.records import Record
         from reso.evals.synth_gsm8k import build_gsm8k_mas
 
         items = build_gsm8k_mas(default_replay_path(), size=size, n=count, seed=GSM8K_MAS_SEED, split=split,
                                 id_prefix=name)
-        return [release_problem(Record(item, f"{name}: item {index}", index), id_prefix=name, source=name)
-                for index, item in enumerate(items)]
+        return _release_problems(name, items)
 
     return _Entry(f"GSM8K-MAS {level} {split} split: {count} items of {size} replayed GSM8K questions "
                   f"(seed {GSM8K_MAS_SEED}), built from the vendored replay file", build)
+
+
+def _linked_mas_entry(name: str, file_name: str, level: str, split: str) -> _Entry:
+    size, count = GSM8K_MAS_SIZES[level], GSM8K_MAS_ITEMS[split]
+
+    def build(_root: Path | None) -> list[Problem]:
+        from reso.agents.defaults import data_dir
+        from reso.evals.synth_questions import build_linked_mas
+
+        path = data_dir() / file_name
+        if not path.is_file():
+            raise DatasetError(f"dataset {name!r} needs the vendored recordings {file_name} in the package data "
+                               f"folder {data_dir()}, but {path} does not exist")
+        built = build_linked_mas(path, size=size, n=count, seed=GSM8K_MAS_SEED, split=split,  # type: ignore[arg-type]
+                                 id_prefix=name)
+        return _release_problems(name, built.items)
+
+    return _Entry(f"linked MAS {level} {split} split: {count} items of {size} linked questions (seed "
+                  f"{GSM8K_MAS_SEED}), built from the vendored {file_name}", build)
+
+
+def _release_problems(name: str, items: list[dict]) -> list[Problem]:
+    from reso.evals.datasets.loaders import release_problem
+    from reso.evals.datasets.records import Record
+
+    return [release_problem(Record(item, f"{name}: item {index}", index), id_prefix=name, source=name)
+            for index, item in enumerate(items)]
 
 
 for _name, _relative in RELEASE_FILES.items():
@@ -143,3 +171,6 @@ _REGISTRY["gsm8k"] = _gsm8k_entry()
 for _level in GSM8K_MAS_SIZES:
     for _split in GSM8K_MAS_ITEMS:
         _REGISTRY[f"gsm8k-mas-{_level}-{_split}"] = _gsm8k_mas_entry(f"gsm8k-mas-{_level}-{_split}", _level, _split)
+        for _base, _file in LINKED_MAS_FILES.items():
+            _REGISTRY[f"{_base}-{_level}-{_split}"] = _linked_mas_entry(f"{_base}-{_level}-{_split}", _file, _level,
+                                                                        _split)
