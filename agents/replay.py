@@ -1,19 +1,20 @@
 """Replay agents: chat models that answer with recorded outputs of real models, offline.
 
-A replay file is JSONL, one question per line, in the layout of the vendored GSM8K recordings:
-`{"id", "question", "answer", "responses": {model: text}, "correct": {model: bool}}`. A prompt is matched
-to the recorded question it is about (its current subtask, see `reso.agents.prompting`); the model then
-returns the recorded text of one model, with the token counts the original call would have used. A prompt
-with no recording fails with `NoRecordingError`: a replay agent never invents an answer.
+A replay model returns one recorded model's text (`reso.agents.replay_table` reads the files) to the
+question a prompt asks (`reso.agents.replay_question`: the current subtask, without the release's suffix,
+with linked constants computed from the prompt's earlier answers), matched exactly. It may hold several
+files (a model recorded on MATH and on GSM8K is one model) and answers from whichever has a recording of
+the question. A prompt with no recording fails with `NoRecordingError`, a failure that costs nothing: a
+replay agent never invents an answer, nor answers a different question.
+
+Usage metadata is the original call's: input tokens are those of the prompt the recordings were made with
+(the GSM8K 8-shot prefix for RouteLLM's file, the zero-shot JSON instruction for the others; see
+`reso.agents.defaults`), output tokens those of the recorded text.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,203 +24,105 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from reso.agents.defaults import fewshot_prefix_path
+from reso.agents.defaults import FEWSHOT_REPLAY_FILES, fewshot_prefix_path, zeroshot_prompt_path
 from reso.agents.inline import InlineChatModel
-from reso.agents.prompting import current_subtask
+from reso.agents.replay_question import asked_question
+from reso.agents.replay_table import (
+    Recording,
+    ReplayError,
+    ReplayTable,
+    normalise_question,
+    replay_correctness,
+    replay_table,
+)
 from reso.agents.tokens import count_tokens
 
+__all__ = [
+    "NoRecordingError", "Recording", "ReplayChatModel", "ReplayError", "ReplayTable", "load_replay_model",
+    "normalise_question", "replay_correctness", "replay_table", "resolve_replay_path",
+]
 
-class ReplayError(ValueError):
-    """A replay file or replay spec is invalid (bad line, unknown model); the message names the file."""
+QUESTION_SLOT = "{question}"
+FEWSHOT_QUESTION = "Question: {question}\nAnswer:"
 
 
 class NoRecordingError(LookupError):
-    """The prompt is about a question that the replay file has no recording of."""
+    """The prompt is about a question that the replay files have no recording of (for this model)."""
 
 
-_QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
-
-
-def normalise_question(text: str) -> str:
-    """The matching form of a question: NFKC, straight quotes, single spaces, lower case."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return re.sub(r"\s+", " ", text).strip().lower()
-
-
-@dataclass(frozen=True, slots=True)
-class Recording:
-    """One recorded question: its id, text, reference answer and each model's recorded response."""
-
-    id: str
-    question: str
-    answer: str | None
-    responses: Mapping[str, str]
-    correct: Mapping[str, bool] = field(default_factory=dict)
-
-
-class ReplayTable:
-    """The recordings of one replay file, indexed by normalised question text.
-
-    Build it with `replay_table(path)`, which loads each file once per process and shares the index
-    between every replay model of that file.
-    """
-
-    def __init__(self, path: Path, recordings: Sequence[Recording]) -> None:
-        self.path = path
-        self.recordings = list(recordings)
-        self._exact: dict[str, Recording] = {}
-        for recording in self.recordings:
-            self._exact.setdefault(normalise_question(recording.question), recording)
-        # Longest first, so the first contained question found is the most specific one.
-        self._by_length = sorted(self._exact.items(), key=lambda item: len(item[0]), reverse=True)
-        self.models: list[str] = sorted({name for rec in self.recordings for name in rec.responses})
-
-    def __len__(self) -> int:
-        return len(self.recordings)
-
-    def find(self, text: str) -> Recording | None:
-        """The recording that `text` is about: an exact match, else the longest recorded question it contains.
-
-        Args:
-            text: A question or subtask text (the caller cuts a full prompt to its current subtask).
-
-        Returns:
-            The matching recording, or None.
-        """
-        key = normalise_question(text)
-        if not key:
-            return None
-        if key in self._exact:
-            return self._exact[key]
-        for question, recording in self._by_length:
-            if question in key:
-                return recording
-        return None
-
-
-def _parse_line(line: str, path: Path, lineno: int) -> Recording:
-    where = f"{path}:{lineno}"
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise ReplayError(f"{where}: invalid JSON ({error.msg})") from None
-    if not isinstance(data, dict):
-        raise ReplayError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    for name in ("id", "question"):
-        if not isinstance(data.get(name), str) or not data[name].strip():
-            raise ReplayError(f"{where}: field '{name}' must be a non-empty string")
-    responses = data.get("responses")
-    if not isinstance(responses, dict) or not all(
-        isinstance(key, str) and isinstance(value, str) for key, value in responses.items()
-    ):
-        raise ReplayError(f"{where}: field 'responses' must map model names to recorded texts")
-    correct = data.get("correct") or {}
-    if not isinstance(correct, dict) or not all(isinstance(value, bool) for value in correct.values()):
-        raise ReplayError(f"{where}: field 'correct' must map model names to true/false")
-    answer = data.get("answer")
-    return Recording(
-        id=data["id"],
-        question=data["question"],
-        answer=None if answer is None else str(answer),
-        responses=responses,
-        correct=correct,
-    )
-
-
-@lru_cache(maxsize=16)
-def _load_table(resolved: str, mtime_ns: int) -> ReplayTable:
-    path = Path(resolved)
-    recordings: list[Recording] = []
-    seen: set[str] = set()
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            recording = _parse_line(line, path, lineno)
-            if recording.id in seen:
-                raise ReplayError(f"{path}:{lineno}: duplicate id {recording.id!r}")
-            seen.add(recording.id)
-            recordings.append(recording)
-    if not recordings:
-        raise ReplayError(f"{path}: the replay file has no recordings")
-    return ReplayTable(path, recordings)
-
-
-def replay_table(path: str | Path) -> ReplayTable:
-    """Load (once per process, keyed by resolved path and modification time) the recordings of a file.
-
-    Args:
-        path: A replay JSONL file.
-
-    Returns:
-        The shared, indexed table of the file.
-
-    Raises:
-        ReplayError: The file is missing or a line is invalid (the message names file and line).
-    """
-    resolved = Path(path).expanduser().resolve()
-    try:
-        mtime_ns = resolved.stat().st_mtime_ns
-    except FileNotFoundError:
-        raise ReplayError(f"{resolved}: replay file not found") from None
-    return _load_table(str(resolved), mtime_ns)
-
-
-def replay_correctness(path: str | Path) -> dict[tuple[str, str], bool]:
-    """The recorded correctness labels of a replay file, as (question id, model) → correct.
-
-    Used by the oracle baseline: a question counts as solvable when any model's recording is correct.
-    """
-    table = replay_table(path)
-    return {(rec.id, model): ok for rec in table.recordings for model, ok in rec.correct.items()}
-
-
-def _unknown_model_message(table: ReplayTable, model_name: str) -> str:
-    known = ", ".join(table.models)
-    return f"{table.path}: no recordings for model {model_name!r}; the file's models are: {known}"
-
-
-@lru_cache(maxsize=4)
-def _prefix_text(path: str) -> str:
+@lru_cache(maxsize=8)
+def _read_text(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
+def prompt_template(replay_file: Path, prefix_path: str | None = None) -> str:
+    """The prompt (with a `{question}` slot) the recordings of `replay_file` were made with.
+
+    Args:
+        replay_file: The replay file.
+        prefix_path: A few-shot prefix the recordings used, followed by `Question: <q>\\nAnswer:`; an empty
+            file means the bare question in that frame. None: the file's default (see `reso.agents.defaults`).
+    """
+    if prefix_path is not None:
+        return _read_text(prefix_path) + FEWSHOT_QUESTION
+    if replay_file.name in FEWSHOT_REPLAY_FILES:
+        return _read_text(str(fewshot_prefix_path())) + FEWSHOT_QUESTION
+    return _read_text(str(zeroshot_prompt_path()))
+
+
 @lru_cache(maxsize=8192)
-def _prompt_tokens(prefix_path: str, question: str) -> int:
-    """Tokens of the prompt a recording was made with: the few-shot prefix, then `Question: …\\nAnswer:`."""
-    return count_tokens(f"{_prefix_text(prefix_path)}Question: {question}\nAnswer:")
+def _prompt_tokens(template: str, question: str) -> int:
+    return count_tokens(template.replace(QUESTION_SLOT, question))
+
+
+def _unknown_model_message(table: ReplayTable, model_name: str) -> str:
+    known = ", ".join(sorted(table.models))
+    return f"{table.path}: no recordings for model {model_name!r}; the file's models are: {known}"
 
 
 class ReplayChatModel(InlineChatModel):
-    """Answers with one model's recorded response to the question the prompt is about.
+    """Answers with one model's recorded response to the question the prompt asks.
 
-    The last human message is cut to its current subtask (`current_subtask`) and matched against the
-    recorded questions. Usage metadata reflects the original call: input tokens are those of the
-    few-shot prefix the recordings were made with plus `Question: <q>\\nAnswer:`, output tokens those of
-    the recorded text (counted with `reso.agents.tokens.count_tokens`: exact for GPT-4-era OpenAI models,
-    an approximation for other vocabularies).
+    The last human message is read with `asked_question` and matched exactly against the recorded
+    questions of each file in turn. Token counts are exact for GPT-4-era OpenAI vocabularies and an
+    approximation for others (`reso.agents.tokens.count_tokens`).
     """
 
-    replay_path: str
-    """Resolved path of the replay JSONL file."""
+    replay_path: str = ""
+    """Resolved path of the replay file (a model over several files sets `replay_paths` instead)."""
+    replay_paths: tuple[str, ...] = ()
+    """Resolved paths of the replay files, searched in order."""
     recorded_model: str
     """Name of the recorded model whose responses are returned (a key of `responses`)."""
     prefix_path: str | None = None
-    """Few-shot prefix each recording was prompted with; None means the vendored GSM8K 8-shot prefix.
-    Set it to an empty file for recordings made without a prefix."""
+    """Few-shot prefix the recordings were prompted with, for every file; None means each file's own
+    (`prompt_template`)."""
 
-    _table: ReplayTable = PrivateAttr()
-    _prefix: str = PrivateAttr()
+    _tables: list[ReplayTable] = PrivateAttr()
+    _templates: list[str] = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        self._table = replay_table(self.replay_path)
-        # Resolved once: locating package data may touch the file system, which must stay off the
-        # event loop that `_agenerate` answers on.
-        self._prefix = self.prefix_path or str(fewshot_prefix_path())
-        _prompt_tokens(self._prefix, "")  # reads the prefix and loads the tokenizer now, not on the loop
-        if self.recorded_model not in self._table.models:
-            raise ReplayError(_unknown_model_message(self._table, self.recorded_model))
+        paths = self.paths
+        if not paths:
+            raise ReplayError(f"replay model {self.recorded_model!r}: no replay file given")
+        self._tables = [replay_table(path) for path in paths]
+        for table in self._tables:
+            if self.recorded_model not in table.models:
+                raise ReplayError(_unknown_model_message(table, self.recorded_model))
+        # Read (and the tokenizer loaded) now: locating package data touches the file system, which must
+        # stay off the event loop that `_agenerate` answers on.
+        self._templates = [prompt_template(table.path, self.prefix_path) for table in self._tables]
+        _prompt_tokens(self._templates[0], "")
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return self.replay_paths or ((self.replay_path,) if self.replay_path else ())
+
+    @property
+    def _table(self) -> ReplayTable:
+        """The first file's table (the only one of a single-file model)."""
+        return self._tables[0]
 
     @property
     def _llm_type(self) -> str:
@@ -227,23 +130,27 @@ class ReplayChatModel(InlineChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"replay_path": self.replay_path, "recorded_model": self.recorded_model,
+        return {"replay_path": ",".join(self.paths), "recorded_model": self.recorded_model,
                 "prefix_path": self.prefix_path}
 
+    def _lookup(self, messages: Sequence[BaseMessage]) -> tuple[Recording, int]:
+        human = [m for m in messages if isinstance(m, HumanMessage)]
+        question = asked_question(human[-1].text) if human else None
+        if question is not None:
+            for index, table in enumerate(self._tables):
+                recording = table.find(question)
+                if recording is not None and self.recorded_model in recording.responses:
+                    return recording, index
+        names = ", ".join(table.path.name for table in self._tables)
+        raise NoRecordingError(f"no recording of this question in {names} for {self.recorded_model}")
+
     def recording_for(self, messages: Sequence[BaseMessage]) -> Recording:
-        """The recording that the last human message's current subtask is about.
+        """The recording of the question the last human message asks.
 
         Raises:
-            NoRecordingError: No recorded question matches, or this model has no response to it.
+            NoRecordingError: No file records that question with a response of this model.
         """
-        human = [m for m in messages if isinstance(m, HumanMessage)]
-        text = current_subtask(human[-1].text) if human else ""
-        recording = self._table.find(text)
-        if recording is None or self.recorded_model not in recording.responses:
-            raise NoRecordingError(
-                f"no recording of this question in {self._table.path.name} for {self.recorded_model}"
-            )
-        return recording
+        return self._lookup(messages)[0]
 
     def _generate(
         self,
@@ -252,9 +159,9 @@ class ReplayChatModel(InlineChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        recording = self.recording_for(messages)
+        recording, index = self._lookup(messages)
         text = recording.responses[self.recorded_model]
-        input_tokens = _prompt_tokens(self._prefix, recording.question)
+        input_tokens = _prompt_tokens(self._templates[index], recording.question)
         output_tokens = count_tokens(text)
         message = AIMessage(
             content=text,
@@ -266,14 +173,14 @@ class ReplayChatModel(InlineChatModel):
             response_metadata={
                 "model_name": self.recorded_model,
                 "replay_id": recording.id,
-                "replay_file": str(self._table.path),
+                "replay_file": str(self._tables[index].path),
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 def resolve_replay_path(target: str) -> Path:
-    """The file of a `replay:<file>#<model>` target: as given, else relative to the packaged data folder."""
+    """A replay file named in a spec: as given, else relative to the packaged data folder."""
     from reso.agents.defaults import data_dir
 
     path = Path(target).expanduser()
@@ -283,30 +190,39 @@ def resolve_replay_path(target: str) -> Path:
     return packaged.resolve() if packaged.exists() else path.resolve()
 
 
+def split_replay_target(target: str) -> tuple[list[str], str]:
+    """The files and the model of a `<file>[,<file>…]#<model>` target (the model may be empty)."""
+    file_part, _, model_name = target.rpartition("#") if "#" in target else (target, "", "")
+    return [part.strip() for part in file_part.split(",") if part.strip()], model_name
+
+
 def load_replay_model(target: str, params: Mapping[str, Any] | None = None) -> ReplayChatModel:
-    """Build a replay model from the target of a `replay:<file>#<model>` spec.
+    """Build a replay model from the target of a `replay:<file>[,<file>…]#<model>` spec.
 
     Args:
-        target: `<file>#<model>`; a relative file is looked up in the working directory, then in the
+        target: `<file>#<model>`, or several files separated by commas (the model answers from whichever
+            records the question). A relative file is looked up in the working directory, then in the
             package's data folder (so `gsm8k_replay_dev.jsonl#gpt-4-1106-preview` works anywhere).
-        params: Optional `prefix_path` (the few-shot prefix the recordings used).
+        params: Optional `prefix_path` (a few-shot prefix the recordings used).
 
     Raises:
-        ReplayError: No `#<model>` part, a missing or invalid file, or a model the file does not record.
+        ReplayError: No `#<model>` part, a missing or invalid file, or a file that does not record the model.
     """
-    file_part, sep, model_name = target.rpartition("#")
-    if not sep or not file_part or not model_name:
-        raise ReplayError(f"replay spec 'replay:{target}' must name a model: replay:<file>#<model>")
+    files, model_name = split_replay_target(target)
+    if not files or not model_name:
+        raise ReplayError(f"replay spec 'replay:{target}' must name a model: replay:<file>[,<file>…]#<model>")
     extra = dict(params or {})
     prefix = extra.pop("prefix_path", None)
     if extra:
         raise ReplayError(f"replay:{target}: unknown params {sorted(extra)}; replay models take prefix_path")
-    path = resolve_replay_path(file_part)
-    table = replay_table(path)
-    if model_name not in table.models:
-        raise ReplayError(_unknown_model_message(table, model_name))
+    paths = [str(resolve_replay_path(name)) for name in files]
+    for path in paths:  # named here, before the model is built: the loader's errors name the file
+        table = replay_table(path)
+        if model_name not in table.models:
+            raise ReplayError(_unknown_model_message(table, model_name))
     return ReplayChatModel(
-        replay_path=str(path),
+        replay_path=paths[0] if len(paths) == 1 else "",
+        replay_paths=tuple(paths) if len(paths) > 1 else (),
         recorded_model=model_name,
         prefix_path=None if prefix is None else str(Path(prefix).expanduser().resolve()),
     )

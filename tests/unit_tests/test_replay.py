@@ -50,26 +50,31 @@ def test_replay_returns_the_exact_recorded_text_and_original_token_counts(first_
     assert reply.response_metadata["replay_id"] == "gsm8k-test-0"
 
 
-def test_subtask_prompt_with_context_and_loose_spacing_matches(first_record: dict) -> None:
+def test_subtask_prompt_with_context_suffix_and_loose_spacing_matches(first_record: dict) -> None:
     model = load_replay_model(f"gsm8k_replay_dev.jsonl#{MIXTRAL}")  # resolved in the package data
     question = first_record["question"].replace("’", "'").upper().replace(" ", "   ")
-    prompt = render_subtask_prompt(f"Solve this problem: {question} Give the final number.",
+    prompt = render_subtask_prompt(f"{question}. The answer is recorded as Answer[2]",
                                    [ContextAnswer("0", "Janet's ducks lay 16 eggs per day.", "16")])
     assert model.invoke(prompt).text == first_record["responses"][MIXTRAL]
 
 
-def test_longest_contained_question_wins(tmp_path: Path) -> None:
+def test_a_prompt_that_only_contains_a_recorded_question_has_no_recording(first_record: dict) -> None:
+    # Replaces the old "longest contained question wins" fallback: an extra sentence makes it another question.
+    model = load_replay_model(f"gsm8k_replay_dev.jsonl#{MIXTRAL}")
+    for text in (f"Solve this problem: {first_record['question']} Give the final number.",
+                 f"{first_record['question']} Then double it."):
+        with pytest.raises(NoRecordingError):
+            model.invoke(render_subtask_prompt(text))
+
+
+def test_an_explicit_prefix_frames_the_question(tmp_path: Path) -> None:
     path = tmp_path / "mini.jsonl"
-    rows = [
-        {"id": "short", "question": "How many apples?", "responses": {"m": "short answer"}},
-        {"id": "long", "question": "Tom has 3 apples. How many apples?", "responses": {"m": "long answer"}},
-    ]
-    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({"id": "a", "question": "How many apples?", "responses": {"m": "three"}}) + "\n",
+                    encoding="utf-8")
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
     model = load_replay_model(f"{path}#m", {"prefix_path": str(tmp_path / "empty.txt")})
-    assert model.invoke("Please: Tom has 3 apples.  How many apples? Thanks").text == "long answer"
-    assert model.invoke("how many apples?").text == "short answer"
-    reply = model.invoke("How many apples?")
+    reply = model.invoke("how many   apples?")
+    assert reply.text == "three"
     assert reply.usage_metadata["input_tokens"] == count_tokens("Question: How many apples?\nAnswer:")
 
 
