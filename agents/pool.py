@@ -11,6 +11,7 @@ models:                      # crossed with `roles`
     price_in: 0.0
     price_out: 0.0
 roles: [Algebra, Geometry]    # built-in role names, or {name, profile, system_prompt, domain}
+prices: my_prices.yaml       # optional price list (`reso.agents.prices`) for models without price_in/out
 agents:                      # explicit agents, added as they are
   - id: calculator
     model: {spec: "tool:calculator"}
@@ -18,8 +19,12 @@ agents:                      # explicit agents, added as they are
     profile: Evaluates arithmetic expressions over earlier answers exactly.
 ```
 
-Relative paths inside `replay:` and `local:` specs resolve against the YAML file's folder, so a pool
-travels with its recordings.
+Relative paths inside `replay:` and `local:` specs (`replay:a.jsonl.gz,b.jsonl.gz#model` names several
+files) and of `prices` resolve against the YAML file's folder, so a pool travels with its recordings.
+
+A model's price, first found wins: `price_in`/`price_out` in the pool; nothing for tools and local models;
+the pool's price list (exact name); for replay models, the shipped price list of the recorded models;
+`LIST_PRICES`. Otherwise loading fails and names the model.
 """
 
 from __future__ import annotations
@@ -32,7 +37,14 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from reso.agents.prices import FREE_PROVIDERS, list_price
+from reso.agents.prices import (
+    FREE_PROVIDERS,
+    PriceList,
+    PriceListError,
+    list_price,
+    load_price_list,
+    vendored_price_list,
+)
 from reso.agents.profiles import BUILTIN_ROLES, Agent, ModelSpec, Role
 
 
@@ -62,6 +74,8 @@ class PoolConfig(BaseModel):
     models: list[ModelSpec] = Field(default_factory=list)
     roles: list[str | Role] = Field(default_factory=list)
     agents: list[ExplicitAgent] = Field(default_factory=list)
+    prices: str | None = Field(default=None, min_length=1, description=(
+        "Price list file (relative to the pool file) for models the pool does not price itself."))
 
     @model_validator(mode="after")
     def _models_need_roles(self) -> PoolConfig:
@@ -119,31 +133,57 @@ def _resolve_role(entry: str | Role, where: str) -> Role:
     return BUILTIN_ROLES[entry]
 
 
-def _resolve_paths(model: ModelSpec, base_dir: Path | None) -> ModelSpec:
+def _resolve_file(name: str, base_dir: Path) -> str:
+    path = Path(name).expanduser()
+    if path.is_absolute() or not (base_dir / path).exists():
+        return name
+    return str((base_dir / path).resolve())
+
+
+def resolve_model_paths(model: ModelSpec, base_dir: Path | None) -> ModelSpec:
     """Make relative `replay:` / `local:` paths absolute against the pool file's folder."""
     if base_dir is None or model.provider not in {"replay", "local"}:
         return model
     target, sep, fragment = model.target.partition("#")
-    path = Path(target).expanduser()
-    if path.is_absolute() or not (base_dir / path).exists():
+    files = target.split(",") if model.provider == "replay" else [target]
+    resolved = ",".join(_resolve_file(name, base_dir) for name in files)
+    if resolved == target:
         return model
-    return model.model_copy(update={"spec": f"{model.provider}:{(base_dir / path).resolve()}{sep}{fragment}"})
+    return model.model_copy(update={"spec": f"{model.provider}:{resolved}{sep}{fragment}"})
 
 
-def _prices(model: ModelSpec, where: str) -> tuple[float, float]:
+def _prices(model: ModelSpec, where: str, price_list: PriceList | None) -> tuple[float, float]:
     if model.price_in is not None and model.price_out is not None:
         return model.price_in, model.price_out
     if model.price_in is not None or model.price_out is not None:
         raise PoolError(f"{where}: give both price_in and price_out, or neither")
     if model.provider in FREE_PROVIDERS:
         return 0.0, 0.0
-    listed = list_price(model.target.rsplit("#", 1)[-1])
+    name = model.target.rsplit("#", 1)[-1]
+    lists = [price_list] if price_list is not None else []
+    if model.provider == "replay":
+        lists.append(vendored_price_list())
+    listed = next((found for found in (prices.get(name) for prices in lists) if found is not None), None)
+    listed = listed or list_price(name)
     if listed is None:
+        consulted = f" or to the price list {price_list.source}" if price_list is not None else ""
         raise PoolError(
             f"{where}: no price known for model {model.spec!r}; set price_in and price_out "
-            "(USD per million tokens) in the pool file"
+            f"(USD per million tokens) in the pool file{consulted}"
         )
     return listed
+
+
+def _price_list(config: PoolConfig, base_dir: Path | None, label: str) -> PriceList | None:
+    if config.prices is None:
+        return None
+    path = Path(config.prices).expanduser()
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
+    try:
+        return load_price_list(path)
+    except PriceListError as error:
+        raise PoolError(f"{label}: field 'prices': {error}") from None
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -167,11 +207,12 @@ def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
     label = str(source) if source else config.name
     base_dir = source.parent if source else None
     agents: list[Agent] = []
+    price_list = _price_list(config, base_dir, label)
     roles = [_resolve_role(entry, f"{label}: roles[{i}]") for i, entry in enumerate(config.roles)]
     for m_index, raw_model in enumerate(config.models):
-        model = _resolve_paths(raw_model, base_dir)
+        model = resolve_model_paths(raw_model, base_dir)
         _refuse_inline_keys(model, f"{label}: models[{m_index}]")
-        price_in, price_out = _prices(model, f"{label}: models[{m_index}]")
+        price_in, price_out = _prices(model, f"{label}: models[{m_index}]", price_list)
         for role in roles:
             agents.append(
                 Agent(
@@ -186,9 +227,9 @@ def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
                 )
             )
     for a_index, explicit in enumerate(config.agents):
-        model = _resolve_paths(explicit.model, base_dir)
+        model = resolve_model_paths(explicit.model, base_dir)
         _refuse_inline_keys(model, f"{label}: agents[{a_index}].model")
-        price_in, price_out = _prices(model, f"{label}: agents[{a_index}].model")
+        price_in, price_out = _prices(model, f"{label}: agents[{a_index}].model", price_list)
         role = Role(name=explicit.role, profile=explicit.profile, system_prompt=explicit.system_prompt)
         agents.append(
             Agent(
@@ -227,6 +268,11 @@ def pool_from_dict(data: Any, source: Path | None = None) -> Pool:
 def load_pool(path: str | Path) -> Pool:
     """Load a pool YAML file."""
     source = Path(path)
+    return pool_from_dict(read_pool_document(source), source.resolve())
+
+
+def read_pool_document(source: Path) -> Any:
+    """The parsed YAML of a pool file, not yet validated; errors name the file (and line)."""
     try:
         text = source.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -243,4 +289,4 @@ def load_pool(path: str | Path) -> Pool:
         mark = getattr(error, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else str(source)
         raise PoolError(f"{where}: invalid YAML: {getattr(error, 'problem', error)}") from None
-    return pool_from_dict(data, source.resolve())
+    return data

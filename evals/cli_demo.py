@@ -16,7 +16,9 @@ def demo_command(
         help="many: a dozen recorded models on linked MATH level-5 and GSM8K composites; "
              "two-model: GPT-4 and Mixtral on GSM8K-MAS.")] = "many",
     level: Annotated[str, typer.Option(help="Composite size: easy (3 sub-questions), medium (5), hard (7).")] = "easy",
-    pool: Annotated[Optional[str], typer.Option(help="Pool YAML; default: the world's embedded replay pool.")] = None,
+    pool: Annotated[Optional[str], typer.Option(
+        help="Pool YAML or replay:FILE[,FILE…]; default: the world's embedded replay pool.")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML for the pool's models.")] = None,
     concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 16,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     train_limit: Annotated[Optional[int], typer.Option(help="Only the first N training items.")] = None,
@@ -32,8 +34,8 @@ def demo_command(
         _fail(f"--world must be one of {', '.join(WORLDS)}")
     if level not in ("easy", "medium", "hard"):
         _fail("--level must be easy, medium or hard")
-    if pool:
-        _check_pool(pool)
+    if pool or prices:
+        pool = _check_pool(pool or _world_pool(world), prices, out)
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit)
@@ -73,13 +75,26 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _check_pool(pool: str) -> None:
-    """Load the pool and its chat models (API-key variables included) before the long job starts, so a bad
-    pool file or an unset key is one line and exit code 2 rather than a traceback minutes in."""
+def _world_pool(world: str) -> str:
+    """The pool file of a world (its benchmarks share one); "" for the embedded two-model pool."""
+    from reso.agents.defaults import data_dir
+    from reso.evals.demo import WORLDS
+
+    name = WORLDS[world][0].pool
+    return str(data_dir() / name) if name else ""
+
+
+def _check_pool(pool: str, prices: Path | None, out: Path) -> str:
+    """The pool file for `--pool` and `--prices`, loaded with its chat models (API-key variables included)
+    before the long job starts, so a bad pool file or an unset key is one line and exit code 2 rather than
+    a traceback minutes in."""
     from reso.agents.invoke import models_for_pool
     from reso.agents.pool import load_pool
+    from reso.agents.pool_source import pool_file_for
 
     try:
-        models_for_pool(load_pool(pool))
-    except ValueError as error:  # PoolError, ModelLoadError, ReplayError
+        path = pool_file_for(pool, prices, out)
+        models_for_pool(load_pool(path))
+    except ValueError as error:  # PoolError, ModelLoadError, ReplayError, PriceListError
         _fail(str(error).strip().splitlines()[0])
+    return path

@@ -9,15 +9,12 @@ from typing import Annotated, Optional
 import typer
 
 
-def resolve_pool(pool: str | None, out: Path) -> str:
-    """A pool YAML path from `--pool`: a file, or `replay:FILE` (the default roster over FILE's models)."""
-    if not pool:
-        return ""
-    if pool.startswith("replay:"):
-        from reso.agents.replay_pool import write_replay_pool
+def resolve_pool(pool: str | None, out: Path, prices: Path | None = None) -> str:
+    """A pool YAML path from `--pool` and `--prices`: a file, or `replay:FILE[,FILE…]` (the default roster over
+    the files' models), written into `out` when it is not a plain file (`reso.agents.pool_source`)."""
+    from reso.agents.pool_source import pool_file_for
 
-        return str(write_replay_pool(Path(pool.removeprefix("replay:")), out))
-    return pool
+    return pool_file_for(pool, prices, out)
 
 
 def default_cache_file(out: Path) -> Path:
@@ -31,7 +28,8 @@ def eval_command(
     out: Annotated[Path, typer.Option(help="Output folder; rerunning into it resumes.")],
     method: Annotated[str, typer.Option(
         help="reso | random | oracle | single:MODEL | cot-sc:MODEL:N | vote:K | vote:A,B,C | cascade:A,B>C")] = "reso",
-    pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE.")] = None,
+    pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE[,FILE…].")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML for the pool's models.")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Only the first N items.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
     concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 8,
@@ -86,7 +84,7 @@ def eval_command(
     try:
         problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
         settings = ReSoSettings().replace(
-            pool=resolve_pool(pool, out), seed=seed, mode=mode, db=str(db or out / "dadb.sqlite"),
+            pool=resolve_pool(pool, out, prices), seed=seed, mode=mode, db=str(db or out / "dadb.sqlite"),
             **{key: value for key, value in {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd,
                                               "max_tokens": max_tokens, "max_seconds": max_seconds,
                                               "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,

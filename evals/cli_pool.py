@@ -12,7 +12,9 @@ app = typer.Typer(help="Inspect agent pools.", no_args_is_help=True)
 
 @app.command("show")
 def show(
-    pool: Annotated[Optional[Path], typer.Argument(help="Pool YAML file; the default pool when omitted.")] = None,
+    pool: Annotated[Optional[str], typer.Argument(
+        help="Pool YAML file, or replay:FILE[,FILE…] (every recorded model); the default pool when omitted.")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML (models: {NAME: {input, output}}).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the agents as JSON.")] = False,
 ) -> None:
     """List a pool's agents with their model, role and prices."""
@@ -21,12 +23,11 @@ def show(
     from rich.console import Console
     from rich.table import Table
 
-    from reso.agents.defaults import default_pool_path
-    from reso.agents.pool import PoolError, load_pool
+    from reso.agents.pool_source import load_pool_for
 
     try:
-        agents = load_pool(pool or default_pool_path())
-    except PoolError as error:
+        agents = load_pool_for(pool, prices)
+    except ValueError as error:  # PoolError, ReplayError, PriceListError
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
     if json_output:

@@ -104,7 +104,9 @@ def failure_lines(result: Any) -> list[str]:
 def solve(
     question: Annotated[Optional[str], typer.Argument(help="The question; '-' reads standard input.")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the question from a file.")] = None,
-    pool: Annotated[Optional[str], typer.Option(help="Pool YAML; default: the embedded offline pool.")] = None,
+    pool: Annotated[Optional[str], typer.Option(
+        help="Pool YAML or replay:FILE[,FILE…]; default: the embedded offline pool.")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML for the pool's models.")] = None,
     planner: Annotated[Optional[str], typer.Option(help="auto | structural | llm.")] = None,
     planner_model: Annotated[Optional[str], typer.Option(help="Model spec for the LLM planner.")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask.")] = None,
@@ -118,6 +120,9 @@ def solve(
     try:
         text = read_question(question, file)
         _check_planner_options(planner, planner_model)
+        from reso.agents.pool_source import pool_file_for
+
+        pool = pool_file_for(pool, prices)
         settings = settings_from_options(pool=pool, planner=planner, planner_model=planner_model, k=k,
                                          scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
         from reso.graphs.team import team_for
