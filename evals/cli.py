@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from reso.evals.bench.cli import app as bench_app
+from reso.evals.cli_compare import compare_command
 from reso.evals.cli_crm import app as crm_app
 from reso.evals.cli_demo import demo_command
 from reso.evals.cli_eval import eval_command
@@ -28,3 +29,4 @@ app.command("solve")(solve)
 app.command("plan")(plan_command)
 app.command("eval")(eval_command)
 app.command("demo")(demo_command)
+app.command("compare")(compare_command)

@@ -1,8 +1,10 @@
 """Reports of evaluation runs: a markdown page per run and per sweep, with plots.
 
-Per run (`DIR/report.md`): the summary, the agents chosen per kind of subtask (table and heatmap), and
-for a training run its learning curve. Per sweep (`PARENT/report.md`): every run found in PARENT's
-sub-folders side by side, and accuracy against cost.
+Per run (`DIR/report.md`, and the self-contained `DIR/report.html` with every item's DAG and candidates):
+the summary with the accuracy's 95 % interval, the agents chosen per kind of subtask (table and heatmap),
+and for a training run its learning curve. Per sweep (`PARENT/report.md`): every run found in PARENT's
+sub-folders side by side, accuracy against cost, and when the runs share items, each run against the best
+single model with paired bootstrap intervals.
 """
 
 from __future__ import annotations
@@ -13,21 +15,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reso.evals.plots import CostPoint, plot_accuracy_cost, plot_curve, plot_heatmap
+from reso.evals.run_labels import method_kind, method_label, run_labels
+
 
 def _rows(run_dir: Path) -> list[dict[str, Any]]:
     path = run_dir / "results.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def step_kind(step: dict[str, Any]) -> str:
@@ -60,72 +56,67 @@ def learning_curve(rows: Sequence[dict[str, Any]], window: int = 50) -> list[tup
     return curve
 
 
-def _plot_heatmap(choices: dict[str, Counter[str]], path: Path) -> None:
-    plt = _pyplot()
-    kinds = sorted(choices)
-    agents = sorted({agent for counter in choices.values() for agent in counter})
-    grid = [[choices[kind][agent] for agent in agents] for kind in kinds]
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(agents), 1.2 + 0.5 * len(kinds)))
-    image = ax.imshow(grid, cmap="Blues", aspect="auto")
-    ax.set_xticks(range(len(agents)), agents, rotation=45, ha="right")
-    ax.set_yticks(range(len(kinds)), kinds)
-    darkest = max((value for row in grid for value in row), default=0)
-    for i, row in enumerate(grid):
-        for j, value in enumerate(row):
-            colour = "white" if darkest and value > darkest / 2 else "black"
-            ax.text(j, i, str(value), ha="center", va="center", fontsize=8, color=colour)
-    fig.colorbar(image, ax=ax, label="answers kept")
-    ax.set_title("Agent chosen per kind of subtask")
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
+def accuracy_interval(summary: dict[str, Any]) -> list[float] | None:
+    """The summary's 95 % interval of its accuracy (computed for summaries written before it was kept)."""
+    if "accuracy_ci95" in summary:
+        return summary["accuracy_ci95"]
+    from reso.evals.stats import wilson_interval
+
+    return wilson_interval(summary["correct"], summary["n"])
 
 
-def _plot_curve(curve: list[tuple[int, float]], path: Path) -> None:
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot([x for x, _ in curve], [y for _, y in curve])
-    ax.set_xlabel("training items")
-    ax.set_ylabel("sub-answers right (rolling)")
-    ax.set_ylim(0, 1)
-    ax.set_title("Learning curve")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+def _interval_text(interval: Sequence[float] | None, signed: bool = False) -> str:
+    if not interval:
+        return "–"
+    if signed:
+        return f"{interval[0] * 100:+.1f} to {interval[1] * 100:+.1f} pt"
+    return f"{interval[0]:.1%} – {interval[1]:.1%}"
 
 
 def write_run_report(run_dir: Path) -> Path:
-    """Write `run_dir/report.md` (and its plots) from the run's summary and results."""
+    """Write `run_dir/report.md` and `run_dir/report.html` (and their plots) from the run's summary and
+    results; returns the markdown page's path."""
+    from reso.evals.html_report import write_run_html
+
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    summary["accuracy_ci95"] = accuracy_interval(summary)
     rows = _rows(run_dir)
     choices = agent_choices(rows)
     lines = [
-        f"# {summary['method']} on {summary['dataset']} ({summary['mode']})",
+        f"# {method_label(summary)} on {summary['dataset']} ({summary['mode']})",
         "",
-        "| items | accuracy | tokens / item | USD | mean latency (s) | failed items |",
-        "| --- | --- | --- | --- | --- | --- |",
-        f"| {summary['n']} | {summary['accuracy']:.1%} | {summary['tokens_per_item']:.0f} | "
-        f"{summary['cost_usd']:.4f} | {summary['latency_s']:.2f} | {summary['failed_items']} |",
+        "| items | accuracy | 95 % interval (Wilson) | tokens / item | USD | mean latency (s) | failed items |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        f"| {summary['n']} | {summary['accuracy']:.1%} | {_interval_text(summary['accuracy_ci95'])} | "
+        f"{summary['tokens_per_item']:.0f} | {summary['cost_usd']:.4f} | {summary['latency_s']:.2f} | "
+        f"{summary['failed_items']} |",
         "",
         f"Command: `{' '.join(summary['command'])}`  ",
         f"Seed: {summary['seed']}",
         "",
+        "Every item, its DAG and its candidates: [report.html](report.html)",
+        "",
         "## Agents chosen per kind of subtask",
         "",
     ]
+    figures: list[tuple[str, Path]] = []
     for kind, counter in sorted(choices.items()):
         lines.append(f"- **{kind}**: " + ", ".join(f"{agent} {count}" for agent, count in counter.most_common()))
     if choices:
-        _plot_heatmap(choices, run_dir / "agents_heatmap.png")
+        plot_heatmap(choices, run_dir / "agents_heatmap.png")
         lines += ["", "![agents per kind of subtask](agents_heatmap.png)"]
+        figures.append(("Agent chosen per kind of subtask", run_dir / "agents_heatmap.png"))
     if summary["mode"] == "train":
         curve = learning_curve(rows)
         if curve:
-            _plot_curve(curve, run_dir / "learning_curve.png")
+            plot_curve(curve, run_dir / "learning_curve.png")
             lines += ["", "## Learning curve", "", "![learning curve](learning_curve.png)"]
+            figures.append(("Learning curve", run_dir / "learning_curve.png"))
     if summary.get("stopped"):
         lines += ["", f"**Stopped early:** {summary['stopped']} (the results above are partial)."]
     path = run_dir / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_run_html(run_dir, summary, rows, figures)
     return path
 
 
@@ -139,11 +130,52 @@ def collect_summaries(parent: Path) -> list[dict[str, Any]]:
 
 
 def comparison_table(summaries: Sequence[dict[str, Any]]) -> list[str]:
-    lines = ["| run | method | dataset | mode | n | accuracy | tokens / item | USD |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| run | method | dataset | mode | n | accuracy | 95 % interval | tokens / item | USD |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in summaries:
-        lines.append(f"| {s['run']} | {s['method']} | {s['dataset']} | {s['mode']} | {s['n']} | "
-                     f"{s['accuracy']:.1%} | {s['tokens_per_item']:.0f} | {s['cost_usd']:.4f} |")
+        lines.append(f"| {s['run']} | {method_label(s)} | {s['dataset']} | {s['mode']} | {s['n']} | "
+                     f"{s['accuracy']:.1%} | {_interval_text(accuracy_interval(s))} | "
+                     f"{s['tokens_per_item']:.0f} | {s['cost_usd']:.4f} |")
+    return lines
+
+
+def cost_points(summaries: Sequence[dict[str, Any]]) -> list[CostPoint]:
+    """The accuracy–cost picture's points, one per summary, labelled apart by the settings that differ."""
+    return [CostPoint(label, method_kind(s["method"]), s["cost_per_item_usd"], s["accuracy"], accuracy_interval(s))
+            for s, label in zip(summaries, run_labels(summaries), strict=True)]
+
+
+def paired_against_best_single(parent: Path, summaries: Sequence[dict[str, Any]]) -> list[str]:
+    """Markdown lines: every run against the most accurate single model on the items all runs share, with
+    paired bootstrap intervals; a sentence saying why when there is no such comparison."""
+    from reso.evals.compare import CompareError, compare_runs, load_run, shared_ids
+
+    singles = [i for i, s in enumerate(summaries) if method_kind(s["method"]) == "single"]
+    if not singles:
+        return ["No single-model run to compare against."]
+    try:
+        runs = [load_run(parent / s["run"]) for s in summaries]
+    except CompareError as error:
+        return [f"No paired comparison: {error}."]
+    ids = shared_ids(runs)
+    if not ids:
+        return ["No paired comparison: no item is shared by all the runs."]
+    best = max(singles, key=lambda i: sum(bool(runs[i].rows[item]["correct"]) for item in ids))
+    comparison = compare_runs(runs, best)
+    lines = [f"## Against the best single model ({comparison.runs[best].label})", "",
+             f"On the {comparison.shared_items} items every run shares; paired bootstrap over items "
+             f"({comparison.resamples} resamples, seed {comparison.seed}), 95 % intervals.", "",
+             "| run | method | accuracy | difference | its interval | cost ratio | its interval |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for stats in comparison.runs:
+        pair = stats.vs_reference
+        assert pair is not None
+        ratio = f"{pair.cost_ratio:.2f}×" if pair.cost_ratio is not None else "–"
+        ratio_ci = (f"{pair.cost_ratio_ci95[0]:.2f}× – {pair.cost_ratio_ci95[1]:.2f}×"
+                    if pair.cost_ratio_ci95 else "–")
+        lines.append(f"| {Path(stats.folder).name} | {stats.label} | {stats.accuracy:.1%} | "
+                     f"{pair.accuracy_diff * 100:+.1f} pt | {_interval_text(pair.accuracy_diff_ci95, signed=True)} | "
+                     f"{ratio} | {ratio_ci} |")
     return lines
 
 
@@ -151,18 +183,10 @@ def write_sweep_report(parent: Path) -> Path:
     """Write `parent/report.md` and `parent/accuracy_vs_cost.png` over every run under `parent`."""
     summaries = collect_summaries(parent)
     tested = [s for s in summaries if s["mode"] == "test"] or summaries
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for s in tested:
-        ax.scatter(s["cost_per_item_usd"], s["accuracy"])
-        ax.annotate(s["method"], (s["cost_per_item_usd"], s["accuracy"]), fontsize=8,
-                    xytext=(4, 4), textcoords="offset points")
-    ax.set_xlabel("USD per item")
-    ax.set_ylabel("accuracy")
-    ax.set_title("Accuracy against cost")
-    fig.savefig(parent / "accuracy_vs_cost.png", dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    plot_accuracy_cost(cost_points(tested), parent / "accuracy_vs_cost.png")
     lines = ["# Runs", "", *comparison_table(summaries), "", "![accuracy against cost](accuracy_vs_cost.png)"]
+    if len(tested) > 1:
+        lines += ["", *paired_against_best_single(parent, tested)]
     path = parent / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -1,0 +1,79 @@
+"""How reports name runs: a method's kind and label, and labels that tell apart runs of one method by the
+settings in which they differ (cost weight, k, adaptive settings ...).
+
+The oracle scores with the reference answers, so wherever it is shown it is labelled as using the labels.
+Summaries written by the runner carry their own `method_label`; older ones get the same label from here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import PurePath
+from typing import Any, Literal
+
+ORACLE_LABEL = "oracle (uses labels)"
+# Settings that differ between run folders without changing the method (each run has its own DADB path).
+_IGNORED_SETTINGS = frozenset({"db"})
+
+Kind = Literal["single", "reso", "oracle", "baseline"]
+
+
+def method_kind(method: str) -> Kind:
+    """`single` for one model alone, `reso`, `oracle`, or `baseline` (random, vote, cascade, cot-sc ...)."""
+    head = method.split(":", 1)[0]
+    if head in ("single", "reso", "oracle"):
+        return head  # type: ignore[return-value]
+    return "baseline"
+
+
+def method_label(summary: Mapping[str, Any]) -> str:
+    """The method's display name; the oracle's says that it uses the labels."""
+    if method_kind(str(summary["method"])) == "oracle":
+        return ORACLE_LABEL
+    return str(summary.get("method_label") or summary["method"])
+
+
+def _short(value: Any) -> str:
+    """A setting's value for a label: paths shortened to their last part, floats without trailing zeros."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    text = str(value)
+    if "/" not in text:
+        return text
+    prefix, colon, path = text.partition(":")  # a scorer spec such as small:runs/crm keeps its prefix
+    if not colon or "/" in prefix:
+        prefix, colon, path = "", "", text
+    return prefix + colon + PurePath(path).name
+
+
+def differing_settings(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The settings whose values are not the same in every one of `summaries` (in the settings' order)."""
+    keys: dict[str, None] = {}
+    for summary in summaries:
+        keys.update(dict.fromkeys(summary.get("settings") or {}))
+    return [key for key in keys if key not in _IGNORED_SETTINGS
+            and len({repr((s.get("settings") or {}).get(key)) for s in summaries}) > 1]
+
+
+def run_labels(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One label per summary: the method's, plus the settings that differ among runs of that method, plus
+    the run folder when that still leaves two alike (summaries may carry their folder as `run`)."""
+    by_method: dict[str, list[int]] = defaultdict(list)
+    for index, summary in enumerate(summaries):
+        by_method[str(summary["method"])].append(index)
+    labels = [method_label(summary) for summary in summaries]
+    for indices in by_method.values():
+        if len(indices) < 2:
+            continue
+        group = [summaries[i] for i in indices]
+        keys = differing_settings(group)
+        for i, summary in zip(indices, group, strict=True):
+            settings = summary.get("settings") or {}
+            if keys:
+                labels[i] += " (" + ", ".join(f"{key}={_short(settings.get(key))}" for key in keys) + ")"
+    seen: dict[str, int] = defaultdict(int)
+    for label in labels:
+        seen[label] += 1
+    return [f"{label} [{summaries[i].get('run', i)}]" if seen[label] > 1 else label
+            for i, label in enumerate(labels)]
