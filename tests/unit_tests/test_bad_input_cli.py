@@ -216,7 +216,12 @@ def test_bad_options_are_one_line(args: tuple[str, ...], parts: list[str]) -> No
 def test_eval_refuses_bad_options_before_running(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE)
     out = tmp_path / "run"
-    for args, part in [(("--method", "single:nobody"), "no agent 'nobody' in pool"),
+    for args, part in [(("--method", "single:nobody"), "no agent or model 'nobody' in pool"),
+                       (("--method", "vote:1"), "a vote needs K ≥ 2 models"),
+                       (("--method", "cascade:gpt-4-1106-preview"), "expected cascade:A,B>C"),
+                       (("--integration", "maybe"), "--integration must be tool or select"),
+                       (("--k-max", "3"), "--k-max and --confidence go together"),
+                       (("--k-max", "3", "--confidence", "1.5"), "confidence must be in [0, 1], got 1.5"),
                        (("--scorer", "magic"), "unknown scorer kind 'magic'"),
                        (("--limit", "-1"), "limit must be >= 0"),
                        (("--pool", f"replay:{tmp_path / 'none.jsonl'}"), "none.jsonl: replay file not found")]:
