@@ -172,3 +172,8 @@ def test_cli_errors_are_one_line_with_exit_code_2(tmp_path, setup, message):
 def test_cli_refuses_zero_resamples(tmp_path):
     result = invoke("compare", str(pattern_run(tmp_path / "a", "1")), "--resamples", "0")
     assert result.exit_code == 2 and "--resamples must be >= 1" in result.stderr
+
+
+def test_help_lists_compare():
+    result = invoke("--help")
+    assert result.exit_code == 0 and " compare " in result.stdout
