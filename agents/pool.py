@@ -166,10 +166,11 @@ def _prices(model: ModelSpec, where: str, price_list: PriceList | None) -> tuple
     listed = next((found for found in (prices.get(name) for prices in lists) if found is not None), None)
     listed = listed or list_price(name)
     if listed is None:
-        consulted = f" or to the price list {price_list.source}" if price_list is not None else ""
+        where_to = (f"the price list {price_list.source}" if price_list is not None
+                    else "a price list (--prices FILE)")
         raise PoolError(
             f"{where}: no price known for model {model.spec!r}; set price_in and price_out "
-            f"(USD per million tokens) in the pool file{consulted}"
+            f"(USD per million tokens) in the pool file, or add the model to {where_to}"
         )
     return listed
 
