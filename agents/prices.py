@@ -89,8 +89,8 @@ def _load(resolved: str, mtime_ns: int) -> PriceList:
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise PriceListError(f"{where}: invalid YAML: {getattr(error, 'problem', error)}") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise PriceListError(f"{path}: cannot read the price list: {getattr(error, 'strerror', None) or error}"
-                             ) from None
+        reason = getattr(error, "strerror", None) or error
+        raise PriceListError(f"{path}: cannot read the price list: {reason}") from None
     try:
         parsed = _PriceFile.model_validate(data)
     except ValidationError as error:

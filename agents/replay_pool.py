@@ -41,7 +41,7 @@ def recorded_models(replay_files: Sequence[Path]) -> dict[str, list[Path]]:
 def _agent_names(models: Sequence[str]) -> dict[str, str]:
     """The name each model goes by in agent ids: the part after the last `/`, unless two models share it."""
     short = {model: model.rsplit("/", 1)[-1] for model in models}
-    taken = [name for name in short.values()]
+    taken = list(short.values())
     return {model: name if taken.count(name) == 1 else model for model, name in short.items()}
 
 
@@ -69,13 +69,14 @@ def replay_pool_config(target: str, prices: Path | None = None) -> dict[str, Any
     if only:
         if only not in models:
             known = ", ".join(sorted(models))
-            raise PoolError(f"replay:{target}: no recordings for model {only!r}; the files' models are: {known}")
+            raise PoolError(f"replay:{target}: no recordings for model {only!r}; "
+                            f"the files' models are: {known}")
         models = {only: models[only]}
     default = yaml.safe_load(default_pool_path().read_text(encoding="utf-8"))
     names_by_model = _agent_names(list(models))
     document: dict[str, Any] = {
         "name": "replay-" + "+".join(_stem(path) for path in files),
-        "models": [{"spec": f"replay:{','.join(str(path) for path in paths)}#{model}", "name": names_by_model[model]}
+        "models": [{"spec": f"replay:{','.join(map(str, paths))}#{model}", "name": names_by_model[model]}
                    for model, paths in models.items()],
         "roles": default["roles"],
         "agents": default.get("agents", []),

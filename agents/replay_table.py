@@ -63,7 +63,8 @@ class ReplayTable:
         for recording in self.recordings:
             self._exact.setdefault(normalise_question(recording.question), recording)
         # First-seen order: a roster built from the file lists its models in the order the file does.
-        self.models: list[str] = list(dict.fromkeys(name for rec in self.recordings for name in rec.responses))
+        names = (model for recording in self.recordings for model in recording.responses)
+        self.models: list[str] = list(dict.fromkeys(names))
 
     def __len__(self) -> int:
         return len(self.recordings)
@@ -159,7 +160,7 @@ def replay_table(path: str | Path) -> ReplayTable:
         The shared, indexed table of the file.
 
     Raises:
-        ReplayError: The file is missing or unreadable, or a line is invalid (the message names file and line).
+        ReplayError: The file is missing or unreadable, or a line is invalid (the message names file, line).
     """
     resolved = Path(path).expanduser().resolve()
     try:
