@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 150, 40, 46, 14, 6
-MAX_AGENT_CHARS = 22
+NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 180, 40, 46, 14, 6
+MAX_AGENT_CHARS = 28
 # The arrowhead every DAG refers to: put once on the page (ids are page-wide in HTML).
 ARROW_DEFS = ('<svg width="0" height="0" style="position:absolute" aria-hidden="true"><defs>'
               '<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '

@@ -27,7 +27,8 @@ details details{margin-left:.4em}figure{margin:.6em 0}img{max-width:100%}code{fo
 svg.dag{display:block;margin:.4em 0}svg.dag line{stroke:#555;stroke-width:1.3}
 svg.dag rect{stroke:#444;stroke-width:1}svg.dag text{font:11px system-ui,sans-serif;fill:#111}
 svg.dag text.sid{font-weight:bold}svg.dag .ok rect{fill:#d4f0dc}svg.dag .bad rect{fill:#f7d4d1}
-svg.dag .unk rect{fill:#eee}.note{background:#fff4ce;padding:4px 8px}
+svg.dag .unk rect{fill:#eee}.note{background:#fff4ce;padding:4px 8px}.wide{overflow-x:auto}
+table.cand{font-size:12px}table.cand td.kept{font-weight:bold}
 """
 VERDICT = {True: ("ok", "right"), False: ("bad", "wrong"), None: ("unk", "–")}
 
@@ -82,7 +83,7 @@ def _agents_table(rows: Sequence[Mapping[str, Any]]) -> str:
 def _candidates(step: Mapping[str, Any]) -> str:
     candidates = step.get("candidates") or []
     if not candidates:
-        return "–"
+        return ""
     components: dict[str, None] = {}
     for candidate in candidates:
         components.update(dict.fromkeys(candidate.get("selection") or {}))
@@ -99,12 +100,12 @@ def _candidates(step: Mapping[str, Any]) -> str:
                  f"<td>{_text(candidate.get('error'))}</td>",
                  *(f"<td>{_num(selection.get(name))}</td>" for name in components)]
         lines.append(f"<tr>{''.join(cells)}</tr>")
-    return (f"<details><summary>{len(candidates)} candidate(s)</summary>"
-            f"<table>{head}{''.join(lines)}</table></details>")
+    return (f'<details><summary>step {_text(step["id"])}: '
+            f'{len(candidates)} candidate(s)</summary><div class="wide"><table class="cand">{head}'
+            f"{''.join(lines)}</table></div></details>")
 
 
 def _item(row: Mapping[str, Any]) -> str:
-    css, _ = VERDICT[row["correct"] if row["correct"] in (True, False) else None]
     usage = row.get("usage") or {}
     title = (f'{_verdict(row["correct"])} <b>{_text(row["id"])}</b>: answer {_text(row.get("answer"))} '
              f'(reference {_text(row.get("reference"))}) · USD {usage.get("cost_usd", 0.0):.4f} · '
@@ -114,15 +115,15 @@ def _item(row: Mapping[str, Any]) -> str:
         f'<tr data-step="{escape(str(step["id"]))}"><td>{_text(step["id"])}</td>'
         f'<td class="agent">{_text(step.get("agent"))}</td><td>{_text(step.get("value"))}</td>'
         f'<td>{_text(step.get("reference"))}</td><td>{_verdict(step.get("correct"))}</td>'
-        f'<td>{_text(step.get("status"))}</td><td>{_candidates(step)}</td></tr>'
-        for step in steps)
+        f'<td>{_text(step.get("status"))}</td></tr>' for step in steps)
     table = ("<table><tr><th>step</th><th>chosen agent</th><th>value</th><th>reference</th><th>verdict</th>"
-             f"<th>status</th><th>candidates</th></tr>{lines}</table>") if steps else "<p>No steps.</p>"
+             f"<th>status</th></tr>{lines}</table>") if steps else "<p>No steps.</p>"
+    candidates = "".join(_candidates(step) for step in steps)
     notes = "".join(f'<p class="note">{escape(str(note))}</p>' for note in row.get("notes") or [])
     no_edges = steps and not any("depends_on" in step for step in steps)
     caveat = '<p class="unk">Dependencies were not recorded in this run.</p>' if no_edges else ""
-    return (f'<details class="item {css}" id="item-{escape(str(row["id"]))}"><summary>{title}</summary>'
-            f"{dag_svg(steps)}{caveat}{table}{notes}</details>")
+    return (f'<details class="item" id="item-{escape(str(row["id"]))}"><summary>{title}</summary>'
+            f"{dag_svg(steps)}{caveat}{table}{candidates}{notes}</details>")
 
 
 def _figure(caption: str, image: Path) -> str:
