@@ -79,11 +79,18 @@ class RoutedCandidate:
     domain: str | None = None
 
 
-def _select(team: Team, settings: ReSoSettings, step_id: str, instruction: str, k: int) -> list[Any]:
+def is_integration_step(step_id: str, depends_on: Sequence[str]) -> bool:
+    """A plan's integration step: its `final` step combining earlier answers (a one-step plan's lone `final`
+    step is the whole question, not an integration)."""
+    return step_id == FINAL_ID and bool(depends_on)
+
+
+def _select(team: Team, settings: ReSoSettings, step_id: str, depends_on: Sequence[str], instruction: str,
+            k: int) -> list[Any]:
     """The coarse stage, leaving out agents whose endpoint's circuit breaker is open (`team.health`);
     when that leaves nobody, everyone is eligible again. An integration step goes to the pool's exact tool
     when the settings say so, whatever the method: no comparison is then decided by who drew the tool."""
-    if settings.integration == "tool" and step_id == FINAL_ID:
+    if settings.integration == "tool" and is_integration_step(step_id, depends_on):
         tools = team.integration_agents()
         if tools:
             return [RoutedCandidate(tools[0], domain=tools[0].domain)]
@@ -166,7 +173,8 @@ async def run_subtask(
     emit({"event": "subtask_started", "id": step_id})
     prompt = render_subtask_prompt(instruction, context)
     policy = team.asking or policy_for(settings.k_max, settings.confidence)
-    offered = await asyncio.to_thread(_select, team, settings, step_id, instruction, policy.pool_size(settings.k))
+    offered = await asyncio.to_thread(_select, team, settings, step_id, depends_on, instruction,
+                                      policy.pool_size(settings.k))
     emit({"event": "candidates", "id": step_id,
           "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})
     context_text = "\n".join(f"Answer[{c.id}] = {c.value}" for c in context)

@@ -97,7 +97,9 @@ async def _run(team: Any, problems: Sequence[Problem], out: Path, *, concurrency
     from reso.evals.runner import EvalConfig, run_eval
     from reso.graphs.settings import ReSoSettings
 
-    settings = ReSoSettings(mode="test", planner="given", k=k, scorer="consensus", embedder=embedder, seed=seed)
+    # Integration steps are selected like the others, so a fake agent (and its latency) is on every step.
+    settings = ReSoSettings(mode="test", planner="given", k=k, scorer="consensus", embedder=embedder, seed=seed,
+                            integration="select")
     config = EvalConfig(dataset="bench-eval", method=parse_method("reso", team.pool), out=out, settings=settings,
                         concurrency=concurrency, command=["reso", "bench", "eval"])
     return await run_eval(config, problems, team)
