@@ -16,9 +16,10 @@ _STYLES: dict[str, dict[str, Any]] = {
     "baseline": {"marker": "s", "color": "tab:gray", "label": "other baselines"},
     "oracle": {"marker": "s", "color": "tab:gray", "label": "other baselines", "mfc": "white"},
 }
-# Label offsets tried in turn (points from the marker), nearest first.
-_OFFSETS = [(6, 5), (6, -13), (-6, 5), (-6, -13), (6, 15), (6, -23), (-6, 15), (-6, -23), (8, -4), (-8, -4),
-            (6, 27), (6, -35), (-6, 27), (-6, -35)]
+# Where a label may go: directions from its point (x, y), tried on rings of growing radius (points).
+_DIRECTIONS = [(1, 0), (0.7, 0.7), (0.7, -0.7), (-1, 0), (-0.7, 0.7), (-0.7, -0.7), (0, 1), (0, -1)]
+_RADII = (7, 16, 28, 42, 60)
+MAX_LABEL_CHARS = 40
 
 
 def pyplot():
@@ -75,6 +76,15 @@ class CostPoint:
     accuracy_ci95: Sequence[float] | None = None
 
 
+def _plot_label(point: CostPoint, *, free: bool) -> str:
+    """A point's label on the plot: without the `single:` the legend already says, cut to a readable length,
+    marked "$0" for a free run drawn at the left edge of a log axis."""
+    label = point.label.removeprefix("single:") if point.kind == "single" else point.label
+    if len(label) > MAX_LABEL_CHARS:
+        label = label[: MAX_LABEL_CHARS - 1] + "…"
+    return f"{label} ($0)" if free else label
+
+
 def pareto_front(points: Sequence[CostPoint]) -> list[CostPoint]:
     """The points no other point beats on both cost and accuracy, cheapest first."""
     front: list[CostPoint] = []
@@ -85,39 +95,47 @@ def pareto_front(points: Sequence[CostPoint]) -> list[CostPoint]:
 
 
 def _place_labels(ax, fig, points: Sequence[CostPoint], xs: Sequence[float]) -> None:
-    """Annotate each point at the first offset whose text box overlaps no earlier label, no marker and stays
-    inside the axes (else the least overlapping one). Hand-written: a dozen labels need no extra dependency
-    such as adjustText, and this greedy pass is deterministic."""
+    """Put each point's label where it overlaps no earlier label, marker or error bar and stays inside the
+    axes, as near its point as that allows (a thin leader line joins a label set further off). Hand-written:
+    a few dozen labels need no extra dependency such as adjustText, and this greedy pass is deterministic."""
+    from matplotlib.transforms import Bbox
+
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
-    markers = [ax.transData.transform((x, p.accuracy)) for x, p in zip(xs, points, strict=True)]
+    pixels = fig.dpi / 72  # points to pixels
+    anchors = [ax.transData.transform((x, p.accuracy)) for x, p in zip(xs, points, strict=True)]
+    obstacles = [_square(anchor, 5) for anchor in anchors]
+    for x, point in zip(xs, points, strict=True):
+        if point.accuracy_ci95:
+            (bx, low), (_, high) = ax.transData.transform([(x, point.accuracy_ci95[0]), (x, point.accuracy_ci95[1])])
+            obstacles.append(Bbox.from_extents(bx - 4, low, bx + 4, high))
     taken: list[Any] = []
-
-    def clash(box: Any) -> float:
-        area = sum(_overlap(box, other) for other in taken)
-        area += sum(_overlap(box, _square(m, 5)) for m in markers)
-        inside = _overlap(box, frame)
-        return area + (box.width * box.height - inside) * 4
-
-    order = sorted(range(len(points)), key=lambda i: -points[i].accuracy)
-    for i in order:
-        best, best_clash = None, float("inf")
-        for dx, dy in _OFFSETS:
-            note = ax.annotate(points[i].label, (xs[i], points[i].accuracy), xytext=(dx, dy),
-                               textcoords="offset points", fontsize=8, ha="left" if dx > 0 else "right")
-            box = note.get_window_extent(renderer)
-            score = clash(box)
-            if score < best_clash:
-                if best is not None:
-                    best[0].remove()
-                best, best_clash = (note, box), score
-            else:
-                note.remove()
-            if score == 0:
-                break
-        if best is not None:
-            taken.append(best[1])
+    for i in sorted(range(len(points)), key=lambda i: -points[i].accuracy):
+        probe = ax.text(0, 0, points[i].label, fontsize=8)
+        extent = probe.get_window_extent(renderer)
+        probe.remove()
+        width, height = extent.width, extent.height
+        best: tuple[float, float, float, Any] | None = None
+        for radius in _RADII:
+            for ux, uy in _DIRECTIONS:
+                left = anchors[i][0] + ux * radius * pixels - (width if ux < 0 else width / 2 if ux == 0 else 0)
+                bottom = anchors[i][1] + uy * radius * pixels - (height if uy < 0 else height / 2 if uy == 0 else 0)
+                box = Bbox.from_bounds(left, bottom, width, height)
+                cost = (10 * sum(_overlap(box, other) for other in taken)
+                        + 2 * sum(_overlap(box, other) for other in obstacles)
+                        + 20 * (width * height - _overlap(box, frame)) + radius)
+                if best is None or cost < best[0]:
+                    best = (cost, ux * radius, uy * radius, box)
+        assert best is not None
+        _, dx, dy, box = best
+        ax.annotate(points[i].label, (xs[i], points[i].accuracy), xytext=(dx, dy), textcoords="offset points",
+                    fontsize=8, ha="left" if dx > 0 else "right" if dx < 0 else "center",
+                    va="bottom" if dy > 0 else "top" if dy < 0 else "center",
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.75},
+                    arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 4}
+                    if abs(dx) + abs(dy) > _RADII[0] * 1.5 else None)
+        taken.append(box)
 
 
 def _square(centre: Sequence[float], half: float) -> Any:
@@ -136,14 +154,14 @@ def plot_accuracy_cost(points: Sequence[CostPoint], path: Path, title: str = "Ac
     """Accuracy (with its interval) against USD per item on a log scale; the single models' Pareto front as
     a step line. Free runs (USD 0) stand at the left edge, marked "$0" in their label."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    crowd = max(0, len(points) - 8)
+    fig, ax = plt.subplots(figsize=(min(11.0, 7.5 + 0.2 * crowd), min(7.0, 4.8 + 0.12 * crowd)))
     paid = [p.cost_per_item_usd for p in points if p.cost_per_item_usd > 0]
     floor = min(paid) / 3 if paid else 1.0
     log = bool(paid)
     xs = [p.cost_per_item_usd if p.cost_per_item_usd > 0 or not log else floor for p in points]
-    labelled = [p if p.cost_per_item_usd > 0 or not log else
-                CostPoint(f"{p.label} ($0)", p.kind, p.cost_per_item_usd, p.accuracy, p.accuracy_ci95)
-                for p in points]
+    labelled = [CostPoint(_plot_label(p, free=log and p.cost_per_item_usd <= 0), p.kind, p.cost_per_item_usd,
+                          p.accuracy, p.accuracy_ci95) for p in points]
     shown: set[str] = set()
     for x, point in zip(xs, labelled, strict=True):
         style = _STYLES.get(point.kind, _STYLES["baseline"])
