@@ -53,7 +53,11 @@ def _result_rows(folder: Path) -> dict[str, dict[str, Any]]:
     path = folder / "results.jsonl"
     if not path.is_file():
         raise CompareError(f"{folder}: no results.jsonl (not the output folder of a `reso eval` run)")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise CompareError(f"{path}: not valid UTF-8 (byte 0x{error.object[error.start]:02x} at offset "
+                           f"{error.start})") from None
     rows: dict[str, dict[str, Any]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -142,6 +142,7 @@ def test_cli_reference_option_and_table(tmp_path):
     ("bad-line", "results.jsonl:1: not a JSON object"),
     ("missing-field", "results.jsonl:1: result row lacks field 'usage'"),
     ("not-a-folder", "not a folder"),
+    ("latin1", "results.jsonl: not valid UTF-8 (byte 0xe9 at offset 2)"),
 ])
 def test_cli_errors_are_one_line_with_exit_code_2(tmp_path, setup, message):
     good = pattern_run(tmp_path / "good", "10")
@@ -161,6 +162,9 @@ def test_cli_errors_are_one_line_with_exit_code_2(tmp_path, setup, message):
     elif setup == "missing-field":
         pattern_run(other, "10")
         (other / "results.jsonl").write_text('{"id": "q0", "correct": true}\n')
+    elif setup == "latin1":
+        pattern_run(other, "10")
+        (other / "results.jsonl").write_bytes(b'{"\xe9": 1}\n')
     result = invoke("compare", str(good), str(other))
     assert result.exit_code == 2, result.output
     assert result.stdout == "" and "Traceback" not in result.stderr
