@@ -172,7 +172,8 @@ def parse_method(text: str, pool: Pool) -> Method:
     if name == "random" and not rest:
         return Method("random", kind="random")
     if name == "oracle" and not rest:
-        return Method("oracle", {"scorer_sees_reference": True}, kind="oracle")
+        return Method("oracle", {"scorer_sees_reference": True, "k": len(model_agents(pool)), "k_max": None},
+                      kind="oracle")
     if name == "single" and rest:
         return Method(text, {"k": 1, "k_max": None}, kind="single", agents=(resolve_agent(rest, pool),))
     if name == "cot-sc" and rest:

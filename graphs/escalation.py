@@ -89,6 +89,9 @@ class Adaptive:
 
     confidence: float
     k_max: int
+    slate: int = 8
+    """How many candidates the coarse stage offers: escalation picks the most reliable among them, so it
+    can reach a strong agent that the cost-aware ranking put far down."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -97,7 +100,7 @@ class Adaptive:
             raise ValueError(f"k_max must be >= 1, got {self.k_max}")
 
     def pool_size(self, k: int) -> int:
-        return max(k, self.k_max)
+        return max(k, self.k_max, self.slate)
 
     def first(self, candidates: Sequence[Any], k: int) -> list[int]:
         return list(range(min(k, len(candidates))))

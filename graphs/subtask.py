@@ -90,17 +90,22 @@ def _select(team: Team, settings: ReSoSettings, step_id: str, depends_on: Sequen
     """The coarse stage, leaving out agents whose endpoint's circuit breaker is open (`team.health`);
     when that leaves nobody, everyone is eligible again. An integration step goes to the pool's exact tool
     when the settings say so, whatever the method: no comparison is then decided by who drew the tool."""
-    if settings.integration == "tool" and is_integration_step(step_id, depends_on):
+    unavailable = set(team.health.unavailable())
+    if settings.integration == "tool":
         tools = team.integration_agents()
-        if tools:
+        if tools and is_integration_step(step_id, depends_on):
             return [RoutedCandidate(tools[0], domain=tools[0].domain)]
-    unavailable = team.health.unavailable()
+        if step_id != FINAL_ID:
+            # Integration is the tools' job then; a sub-question's slots go to agents that can answer it (a
+            # one-step plan's lone step may still be a calculation).
+            unavailable |= {tool.id for tool in tools}
     if not unavailable:
         return team.selector.select(instruction, k)
     if "exclude" in inspect.signature(team.selector.select).parameters:
         chosen = team.selector.select(instruction, k, exclude=unavailable)
     else:  # a selector without `exclude` (a pinned baseline, a test fake): filter what it returns
-        chosen = [c for c in team.selector.select(instruction, k) if c.agent.id not in unavailable]
+        offered = team.selector.select(instruction, k + len(unavailable))
+        chosen = [c for c in offered if c.agent.id not in unavailable][:k]
     return chosen or team.selector.select(instruction, k)
 
 

@@ -39,7 +39,9 @@ def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherw
     cands = [_Cand("cheap", {"reputation": 0.5}), _Cand("cheap2", {"reputation": 0.6}),
              _Cand("mid", {"reputation": 0.7}), _Cand("strong", {"reputation": 0.9})]
     policy = Adaptive(confidence=0.8, k_max=3)
-    assert policy.pool_size(2) == 3 and policy.first(cands, 2) == [0, 1]
+    # The coarse stage offers a slate, so escalation can reach a strong agent ranked low for its price.
+    assert policy.pool_size(2) == 8 and Adaptive(0.8, 3, slate=2).pool_size(2) == 3
+    assert policy.first(cands, 2) == [0, 1]
     assert policy.more(cands, [Asked(0, "4", 0.9), Asked(1, "4", 0.85)]) == []
     assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5)]) == [3]
     # A confident score on an answer without a value does not settle the subtask.
@@ -158,6 +160,14 @@ def test_integration_step_goes_to_the_tool_for_every_method_unless_told_otherwis
     assert _asked(row, "final") == ["calc"]
     summary, _, row = _run(tmp_path / "c", "reso", ReSoSettings(k=1, integration="select"))
     assert _asked(row, "final") == ["cheap"] and summary["correct"] == 0
+
+
+def test_sub_questions_leave_the_tool_out_when_it_does_the_integration(tmp_path):
+    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(k=2), choose=lambda subtask: ["calc", "cheap", "strong"])
+    assert _asked(row, "0") == ["cheap", "strong"] and _asked(row, "final") == ["calc"]
+    _, _, row = _run(tmp_path / "b", "reso", ReSoSettings(k=2, integration="select"),
+                     choose=lambda subtask: ["calc", "cheap", "strong"])
+    assert _asked(row, "0") == ["calc", "cheap"]
 
 
 def test_methods_resolve_model_names_and_label_the_oracle():
