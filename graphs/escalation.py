@@ -6,7 +6,9 @@ policies:
 
 - `FixedK`: the paper's fine stage; the first k candidates answer at once.
 - `Adaptive`: the first k answer; while the best calibrated CRM score so far is below `confidence` and
-  fewer than `k_max` have answered, the most reliable candidate not yet asked answers too. An easy subtask
+  fewer than `k_max` have answered, the most reliable candidate not yet asked answers too (its model's
+  training record, smoothed with a prior of one half), provided it is more likely right than the best
+  answer so far. An easy subtask
   is settled by the cheap agents the cost-aware coarse stage put first; a hard one reaches the strong,
   expensive agent.
 - `Cascade`: the baseline "ask two cheap models, keep their answer when they agree, else ask a third".
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from reso.reward.answers import answers_match
+from reso.reward.reliability_vote import record_reliability
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +47,10 @@ class AskingPolicy(Protocol):
         """Indices of the candidates that answer first."""
         ...
 
-    def more(self, candidates: Sequence[Any], asked: Sequence[Asked]) -> list[int]:
-        """Indices of further candidates to ask now, given every answer so far; empty to stop."""
+    def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
+             reliability: Sequence[float] | None = None) -> list[int]:
+        """Indices of further candidates to ask now, given every answer so far (and, when known, how often
+        each candidate's model was right in training); empty to stop."""
         ...
 
     def keep(self, asked: Sequence[Asked]) -> int | None:
@@ -63,7 +68,8 @@ class FixedK:
     def first(self, candidates: Sequence[Any], k: int) -> list[int]:
         return list(range(min(k, len(candidates))))
 
-    def more(self, candidates: Sequence[Any], asked: Sequence[Asked]) -> list[int]:
+    def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
+             reliability: Sequence[float] | None = None) -> list[int]:
         return []
 
     def keep(self, asked: Sequence[Asked]) -> int | None:
@@ -71,12 +77,13 @@ class FixedK:
 
 
 def _reliability(candidate: Any) -> float:
-    """The coarse stage's estimate of how often the candidate is right (its smoothed mean reward)."""
+    """The coarse stage's estimate of how often the candidate is right, with a prior of one half (an agent
+    seen rarely is not taken for a reliable one)."""
     components = getattr(candidate, "components", {}) or {}
-    for name in ("posterior_mean", "reputation"):
-        if name in components:
-            return float(components[name])
-    return 0.0
+    if "reputation" in components and "visits" in components:
+        visits = float(components["visits"])
+        return record_reliability(float(components["reputation"]) * (visits + 1.0) - 1.0, visits)
+    return float(components.get("posterior_mean", 0.5))
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,7 @@ class Adaptive:
 
     confidence: float
     k_max: int
-    slate: int = 8
+    slate: int = 16
     """How many candidates the coarse stage offers: escalation picks the most reliable among them, so it
     can reach a strong agent that the cost-aware ranking put far down."""
 
@@ -105,7 +112,8 @@ class Adaptive:
     def first(self, candidates: Sequence[Any], k: int) -> list[int]:
         return list(range(min(k, len(candidates))))
 
-    def more(self, candidates: Sequence[Any], asked: Sequence[Asked]) -> list[int]:
+    def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
+             reliability: Sequence[float] | None = None) -> list[int]:
         if len(asked) >= self.k_max:
             return []
         best = max((a.score for a in asked if a.value is not None and a.score is not None), default=None)
@@ -115,7 +123,10 @@ class Adaptive:
         rest = [i for i in range(len(candidates)) if i not in done]
         if not rest:
             return []
-        return [max(rest, key=lambda i: (_reliability(candidates[i]), -i))]
+        known = reliability if reliability is not None else [_reliability(c) for c in candidates]
+        pick = max(rest, key=lambda i: (known[i], -i))
+        # An agent less likely to be right than the best answer so far adds cost, not confidence.
+        return [pick] if best is None or known[pick] > best else []
 
     def keep(self, asked: Sequence[Asked]) -> int | None:
         return None
@@ -136,7 +147,8 @@ class Cascade:
     def first(self, candidates: Sequence[Any], k: int) -> list[int]:
         return list(range(min(self.cheap, len(candidates))))
 
-    def more(self, candidates: Sequence[Any], asked: Sequence[Asked]) -> list[int]:
+    def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
+             reliability: Sequence[float] | None = None) -> list[int]:
         if len(asked) > self.cheap or len(candidates) <= self.cheap:
             return []
         values = [a.value for a in asked]

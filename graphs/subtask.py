@@ -27,6 +27,7 @@ from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
 from reso.reward.answers import check_answer, extract_answer, to_number
 from reso.reward.base import Score, ScoreItem
+from reso.reward.reliability_vote import record_reliability
 
 ProgressWriter = Callable[[dict[str, Any]], None]
 
@@ -128,7 +129,7 @@ def _judge(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answer
         ScoreItem(subtask=instruction, answer=answers[i].text, context=context_text,
                   agent_id=candidates[i].agent.id, model=candidates[i].agent.model.spec,
                   reputation=team.reputation(candidates[i].agent.id), group=group,
-                  domain=candidates[i].agent.domain,
+                  domain=candidates[i].agent.domain, extra={"record": team.model_record(candidates[i].agent.id)},
                   reference=reference if settings.scorer_sees_reference else None)
         for i in usable
     ]
@@ -151,6 +152,14 @@ def _learn(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answer
                              domain=getattr(candidate, "domain", None))
         rewards.append(reward)
     return rewards
+
+
+def _reliabilities(team: Team, offered: Sequence[Any]) -> list[float] | None:
+    """How often each offered candidate's model was right in training (None without a DADB)."""
+    records = [team.model_record(c.agent.id) for c in offered]
+    if any(record is None for record in records):
+        return None
+    return [record_reliability(*record) for record in records if record is not None]
 
 
 def _seen(asked: Sequence[int], values: Sequence[str | None], scores: Mapping[int, Score]) -> list[Asked]:
@@ -190,6 +199,7 @@ async def run_subtask(
     values: list[str | None] = []
     scores: dict[int, Score] = {}
     pending = policy.first(offered, settings.k)
+    reliability: list[float] | None = None
     while pending:
         fresh = await asyncio.gather(*(_ask(team, offered[i].agent.id, prompt, budget, settings.call_timeout_s)
                                        for i in pending))
@@ -203,7 +213,9 @@ async def run_subtask(
                                          instruction=instruction, context_text=context_text, group=step_id,
                                          reference=reference)
         seen = _seen(asked, values, scores)
-        pending = [i for i in policy.more(offered, seen) if 0 <= i < len(offered) and i not in asked]
+        if reliability is None and len(asked) < len(offered):
+            reliability = await asyncio.to_thread(_reliabilities, team, offered)
+        pending = [i for i in policy.more(offered, seen, reliability) if 0 <= i < len(offered) and i not in asked]
     candidates = [offered[i] for i in asked]
     usable = [i for i, answer in enumerate(answers) if answer.ok]
     rewards = await asyncio.to_thread(_learn, team, settings, candidates, answers, scores, reference)

@@ -56,6 +56,16 @@ class Team:
         """The pool's exact tool agents, which answer integration steps on the same footing for every method."""
         return [agent for agent in self.pool if agent.kind == "tool"]
 
+    def model_record(self, agent_id: str) -> tuple[float, int] | None:
+        """(reward sum, visits) of the agent's model over all its roles (they replay or call the same model,
+        so the model's record is the better estimate of each), None when there is no DADB."""
+        if self.dadb is None:
+            return None
+        spec = self.agent(agent_id).model.spec
+        ids = [agent.id for agent in self.pool if agent.model.spec == spec]
+        stats = self.dadb.stats(ids)
+        return (sum(s.reward_sum for s in stats.values()), sum(s.visits for s in stats.values()))
+
     def reputation(self, agent_id: str) -> float | None:
         """The agent's smoothed mean reward from the DADB (None when there is no DADB)."""
         if self.dadb is None:

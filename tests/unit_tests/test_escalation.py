@@ -36,17 +36,23 @@ def test_fixed_k_asks_k_at_once_and_never_more():
 
 
 def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherwise():
-    cands = [_Cand("cheap", {"reputation": 0.5}), _Cand("cheap2", {"reputation": 0.6}),
-             _Cand("mid", {"reputation": 0.7}), _Cand("strong", {"reputation": 0.9})]
+    # Reliability from the coarse stage's components: reputation (r + 1) / (n + 1) re-smoothed to a prior of
+    # one half, so "unseen" (reputation 1.0 after 0 visits) counts as 0.5, not as the most reliable.
+    cands = [_Cand("cheap", {"reputation": 0.5, "visits": 9}), _Cand("cheap2", {"reputation": 0.6, "visits": 9}),
+             _Cand("unseen", {"reputation": 1.0, "visits": 0}), _Cand("strong", {"reputation": 0.9, "visits": 9})]
     policy = Adaptive(confidence=0.8, k_max=3)
     # The coarse stage offers a slate, so escalation can reach a strong agent ranked low for its price.
-    assert policy.pool_size(2) == 8 and Adaptive(0.8, 3, slate=2).pool_size(2) == 3
+    assert policy.pool_size(2) == 16 and Adaptive(0.8, 3, slate=2).pool_size(2) == 3
     assert policy.first(cands, 2) == [0, 1]
     assert policy.more(cands, [Asked(0, "4", 0.9), Asked(1, "4", 0.85)]) == []
     assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5)]) == [3]
     # A confident score on an answer without a value does not settle the subtask.
     assert policy.more(cands, [Asked(0, None, 0.95), Asked(1, "5", 0.4)]) == [3]
     assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5), Asked(3, "6", 0.5)]) == []
+    # The engine's model-level reliabilities, when given, decide instead.
+    assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5)], [0.5, 0.6, 0.95, 0.9]) == [2]
+    # Nobody left is more likely right than the best answer so far: stop rather than pay.
+    assert policy.more(cands, [Asked(0, "4", 0.7), Asked(3, "5", 0.75)], [0.5, 0.6, 0.7, 0.9]) == []
     with pytest.raises(ValueError, match="confidence"):
         Adaptive(confidence=1.5, k_max=3)
 
