@@ -5,8 +5,9 @@ Per benchmark:
 
 1. ReSo in training mode on the train split: rule rewards update the DADB, and every candidate's answer is
    kept as a labelled CRM record.
-2. The small learned CRM is trained on those records (our own traces, nothing else).
-3. On the test split, with the DADB frozen: ReSo (the adaptive fine stage, small CRM) at its default cost
+2. The CRM is fitted on those records (our own traces, nothing else): a vote weighted by each model's
+   training record, whose coincidence rate of wrong answers is measured on the records.
+3. On the test split, with the DADB frozen: ReSo (the adaptive fine stage, that CRM) at its default cost
    weight and at a few others (the accuracy–cost picture), every model of the pool alone, a majority vote
    of the three models with the best training record, a cascade whose models are chosen from the training
    record, the random-selection ablation, and the oracle (which uses the labels).
@@ -58,7 +59,7 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 # agent answers too, up to three.
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
 # Further cost weights run for the accuracy–cost picture (the default weight is ReSoSettings'),
-COST_WEIGHTS = (0.1, 3.0)
+COST_WEIGHTS = (0.3, 3.0)
 
 
 @dataclass(frozen=True)
@@ -138,12 +139,24 @@ def _run(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings:
     return {**summary, "run": run_dir.name}
 
 
-def train_crm(records_path: Path, out_dir: Path) -> Path:
-    """Fit the small CRM on a training run's labelled records."""
+def fit_vote(records_path: Path) -> str:
+    """The CRM fitted to a training run's labelled records: the reliability-weighted vote with its
+    coincidence rate q (how often two wrong answers to one sub-question agree) measured on them; the
+    agents' reliabilities come from the DADB the same run trained."""
+    from reso.reward.answers import extract_answer
     from reso.reward.records import load_records
-    from reso.reward.small_crm import SmallCRM
+    from reso.reward.reliability_vote import coincidence_rate
 
-    return SmallCRM().fit(load_records(records_path)).save(out_dir)
+    # One wrong answer per model and sub-question: a sub-question recurs across composites, and a model's
+    # repeated answer to it agrees with itself trivially.
+    wrong: dict[str, dict[str | None, str]] = {}
+    for record in load_records(records_path):
+        value = extract_answer(record.answer) if not record.label else None
+        if value is not None:
+            wrong.setdefault(record.question_id or record.instruction, {})[record.model] = value
+    q = coincidence_rate([list(values.values()) for values in wrong.values()])
+    # Clamped away from 0 and 1: a rate of 0 (no coinciding pair in a small run) would make agreement proof.
+    return f"reliability:{min(max(q if q is not None else 0.2, 0.02), 0.5):.4f}"
 
 
 def _folder(method: str) -> str:
@@ -157,9 +170,9 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) ->
     train_set, test_set = f"{benchmark.stem}-{config.level}-train", f"{benchmark.stem}-{config.level}-test"
     train_settings = base.replace(mode="train", scorer=config.training_scorer, k=config.training_k)
     _run(config, train_set, "reso", out / "train-reso", train_settings, config.train_limit, log)
-    crm_dir = train_crm(out / "train-reso" / "crm_records.jsonl", out / "crm")
-    log(f"small CRM trained on the training run's records → {crm_dir}")
-    test = base.replace(mode="test", scorer=f"small:{crm_dir}", **RESO_TEST)
+    scorer = fit_vote(out / "train-reso" / "crm_records.jsonl")
+    log(f"CRM fitted on the training run's records: {scorer}")
+    test = base.replace(mode="test", scorer=scorer, **RESO_TEST)
     team = team_for(test)
     methods = [("reso", test)]
     methods += [(f"reso@cost_weight={w:g}", test.replace(cost_weight=w)) for w in config.cost_weights
