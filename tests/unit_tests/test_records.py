@@ -168,3 +168,80 @@ def test_replay_file_loads_with_labels_equal_to_correct(shared_data: Path) -> No
     train, test = split_by_question(records, "first:800"), split_by_question(records, "last:200")
     assert (len(train), len(test)) == (1600, 400)
     assert not {question_key(r) for r in train} & {question_key(r) for r in test}
+
+
+STEPPED = [
+    # ProcessBench's own layout: `problem`, `generator`, `label` is the first wrong step's index.
+    {"id": "pb-0", "generator": "m7", "problem": "What is 2 + 3 + 4?",
+     "steps": ["2 + 3 = 5.", "5 + 4 = 10.", "So the answer is \\boxed{10}."], "label": 1},
+    # The layout: `first_error_step`, `answer` may be null.
+    {"instruction": "What is 6 * 7?", "steps": ["6 * 7 = 42.", "The answer is 42."], "first_error_step": -1,
+     "answer": None},
+    # With `first_error_step`, a 0/1 `label` is the verdict on the final answer.
+    {"instruction": "Half of 8?", "steps": ["8 / 2 = 5.", "Hmm, 4."], "first_error_step": 0, "label": 1},
+]
+
+
+def test_step_labelled_records_read_steps_and_first_error(tmp_path: Path) -> None:
+    records = load_records(_jsonl(tmp_path / "pb.jsonl", STEPPED))
+    assert [r.label for r in records] == [0, 1, 1]
+    assert [r.first_error_step for r in records] == [1, -1, 0]
+    first = records[0]
+    assert (first.instruction, first.model, first.question_id) == ("What is 2 + 3 + 4?", "m7", "pb-0")
+    assert first.answer == "2 + 3 = 5.\n\n5 + 4 = 10.\n\nSo the answer is \\boxed{10}."
+    assert first.steps == tuple(STEPPED[0]["steps"])
+    written = write_records(tmp_path / "back.jsonl", records)
+    assert load_records(written) == records
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "problem"),
+    [
+        ({"instruction": "q", "steps": []}, "steps", "non-empty list"),
+        ({"instruction": "q", "steps": ["a", 3], "first_error_step": -1}, "steps", "non-empty list"),
+        ({"instruction": "q", "steps": ["a"]}, "first_error_step", "missing"),
+        ({"instruction": "q", "steps": ["a"], "first_error_step": 1}, "first_error_step", "below 1"),
+        ({"problem": "q", "steps": ["a"], "label": -2}, "label", "got -2"),
+    ],
+)
+def test_bad_step_records_name_line_and_field(tmp_path: Path, row: dict, field: str, problem: str) -> None:
+    path = _jsonl(tmp_path / "pb.jsonl", [STEPPED[1], row])
+    with pytest.raises(RecordFormatError, match=rf"pb\.jsonl:2: field '{field}': .*{problem}"):
+        load_records(path)
+
+
+def test_gzip_files_and_comma_separated_lists_load(tmp_path: Path) -> None:
+    import gzip
+
+    from reso.reward.records import load_record_files
+
+    packed = tmp_path / "replay.jsonl.gz"
+    packed.write_bytes(gzip.compress("".join(json.dumps(row) + "\n" for row in REPLAY).encode("utf-8")))
+    plain = _jsonl(tmp_path / "r.jsonl", PAPER)
+    assert load_records(packed) == load_records(_jsonl(tmp_path / "replay.jsonl", REPLAY))
+    both = load_record_files(f"{packed}, {plain}")
+    assert len(both) == 4 + 3 and both[-3:] == load_records(plain)
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_text("not gzip", encoding="utf-8")
+    with pytest.raises(RecordFormatError, match=r"broken\.jsonl\.gz: not a readable gzip file"):
+        load_record_files([plain, broken])
+
+
+def test_hash_split_is_the_gsm8k_mas_split_and_partitions_questions() -> None:
+    from reso.evals.synth_gsm8k import SPLIT_SALT, split_of
+    from reso.reward.records import SPLIT_SALT as RECORDS_SALT
+    from reso.reward.records import hash_side
+
+    assert RECORDS_SALT == SPLIT_SALT
+    records = [LabelledRecord(f"Question number {q}?", str(m), m % 2, question_id=str(q), model=str(m))
+               for q in range(200) for m in range(2)]
+    train, test = split_by_question(records, "train"), split_by_question(records, "test")
+    assert len(train) + len(test) == len(records)
+    assert not {question_key(r) for r in train} & {question_key(r) for r in test}
+    assert 20 <= len({question_key(r) for r in test}) <= 60  # a fifth of 200, give or take
+    for record in records[::7]:
+        assert hash_side(record.instruction) == split_of(record.instruction, 0.2)
+    wider = split_by_question(records, "test:0.5")
+    assert {question_key(r) for r in test} <= {question_key(r) for r in wider}
+    with pytest.raises(ValueError, match="'train', 'test'"):
+        split_by_question(records, "test:2")
