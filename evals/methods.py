@@ -7,7 +7,7 @@ every method when the pool has one (`ReSoSettings.integration`), so a comparison
 sub-questions alone.
 
 - `reso`: the team as built (coarse selection, CRM, optional adaptive fine stage).
-- `random`: k agents drawn uniformly per subtask (the paper's ablation).
+- `random`: k agents drawn uniformly per subtask, all answering (the paper's ablation: no adaptive stage).
 - `single:MODEL`: one model answers every sub-question; MODEL is an agent id or a model name.
 - `cot-sc:MODEL:N`: N samples of one model, majority by answer equivalence.
 - `vote:K` / `vote:A,B,C`: K models answer every sub-question; the answer with the most votes by answer
@@ -31,6 +31,9 @@ from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
 from reso.graphs.escalation import Cascade
 from reso.graphs.team import Team
+from reso.reward.answers import answers_match, extract_answer
+from reso.reward.base import Score, ScoreItem
+from reso.reward.rule import RuleScorer
 
 ORACLE_LABEL = "oracle (uses labels)"
 
@@ -89,7 +92,7 @@ class Method:
             return dataclasses.replace(team, selector=RandomSelector(team.pool, config=SelectorConfig(seed=seed)))
         if self.kind == "oracle":
             selector = PinnedSelector(team.pool, model_agents(team.pool))
-            return dataclasses.replace(team, selector=selector, scorer=build_scorer("rule"))
+            return dataclasses.replace(team, selector=selector, scorer=ExactFirstRuleScorer())
         if self.kind == "vote":
             agents = self.agents or best_recorded(team, self.count)
             return dataclasses.replace(team, selector=PinnedSelector(team.pool, agents),
@@ -101,6 +104,24 @@ class Method:
         if self.kind == "cot-sc":
             return dataclasses.replace(team, selector=selector, scorer=build_scorer("consensus"))
         return dataclasses.replace(team, selector=selector)
+
+
+class ExactFirstRuleScorer(RuleScorer):
+    """The oracle's scorer: the rule (within 1 %), with an exact match ahead of a merely close one. A linked
+    child question needs its parent's exact value, so a close answer kept over an exact one would lose the
+    item for the oracle."""
+
+    name = "rule-exact-first"
+
+    def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
+        scores = super().score_detailed(items)
+        return [score if score.value < 1.0 or _exact(item) else Score(0.99, "within tolerance, not exact")
+                for item, score in zip(items, scores, strict=True)]
+
+
+def _exact(item: ScoreItem) -> bool:
+    value = extract_answer(item.answer)
+    return value is not None and answers_match(value, str(item.reference), rel_tol=1e-9)
 
 
 def model_agents(pool: Pool) -> list[str]:
@@ -170,7 +191,7 @@ def parse_method(text: str, pool: Pool) -> Method:
     if name == "reso" and not rest:
         return Method("reso")
     if name == "random" and not rest:
-        return Method("random", kind="random")
+        return Method("random", {"k_max": None}, kind="random")
     if name == "oracle" and not rest:
         return Method("oracle", {"scorer_sees_reference": True, "k": len(model_agents(pool)), "k_max": None},
                       kind="oracle")

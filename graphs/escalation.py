@@ -86,6 +86,11 @@ def _reliability(candidate: Any) -> float:
     return float(components.get("posterior_mean", 0.5))
 
 
+def _model(candidate: Any) -> str | None:
+    model = getattr(getattr(candidate, "agent", None), "model", None)
+    return getattr(model, "spec", None)
+
+
 @dataclass(frozen=True)
 class Adaptive:
     """Ask k, then one more at a time while the best score is below `confidence`, up to `k_max`.
@@ -120,7 +125,9 @@ class Adaptive:
         if best is not None and best >= self.confidence:
             return []
         done = {a.index for a in asked}
-        rest = [i for i in range(len(candidates)) if i not in done]
+        # Another role of a model already asked would replay or repeat the same answer, not check it.
+        models = {_model(candidates[a.index]) for a in asked} - {None}
+        rest = [i for i in range(len(candidates)) if i not in done and _model(candidates[i]) not in models]
         if not rest:
             return []
         known = reliability if reliability is not None else [_reliability(c) for c in candidates]

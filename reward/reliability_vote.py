@@ -11,7 +11,7 @@ other cluster and "none of them is right", is
 
 So one strong agent can outweigh two weak agents that agree (logit 0.85 = 1.7; two agents at 0.5 and 0.44
 give -0.2 + ln 5 = 1.4 with q = 0.2), agreement of strong agents gives a confident score, and a lone answer
-of an unknown agent gets one half. This is the classical optimal weighted majority (weights are log-odds
+of an unknown agent gets one half. Agents of one model count once. This is the classical optimal weighted majority (weights are log-odds
 of reliability) with a coincidence term, written out here because no maintained library scores LLM
 candidates this way. Scores are probabilities, so an adaptive fine stage can compare them with a
 confidence threshold.
@@ -88,7 +88,7 @@ class ReliabilityVoteScorer(Scorer):
                 clusters.append([i])
             else:
                 home.append(i)
-        logits = [sum(_logit(reliability(group[i])) for i in c) + (len(c) - 1) * self.bonus for c in clusters]
+        logits = [self._support([group[i] for i in c]) for c in clusters]
         top = max([0.0, *logits])
         norm = math.exp(-top) + sum(math.exp(x - top) for x in logits)
         scores = [Score(0.0, "no final answer found")] * len(group)
@@ -96,6 +96,12 @@ class ReliabilityVoteScorer(Scorer):
             for i in cluster:
                 scores[i] = Score(math.exp(logit - top) / norm)
         return scores
+
+
+    def _support(self, cluster: list[ScoreItem]) -> float:
+        """L_c, counting each model once: two roles of one model repeat one answer, they do not confirm it."""
+        voters = {item.model if item.model is not None else f"item:{i}": item for i, item in enumerate(cluster)}
+        return sum(_logit(reliability(item)) for item in voters.values()) + (len(voters) - 1) * self.bonus
 
 
 def _logit(p: float) -> float:

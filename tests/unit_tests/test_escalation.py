@@ -187,3 +187,36 @@ def test_methods_resolve_model_names_and_label_the_oracle():
         parse_method("cascade:cheap,cheap2", team.pool)
     with pytest.raises(MethodError, match="K ≥ 2"):
         parse_method("vote:1", team.pool)
+
+
+@dataclass(frozen=True)
+class _Model:
+    spec: str
+
+
+@dataclass(frozen=True)
+class _Agent:
+    model: _Model
+
+
+@dataclass(frozen=True)
+class _Role:
+    agent: _Agent
+    components: dict[str, float] = field(default_factory=dict)
+
+
+def test_adaptive_never_escalates_to_another_role_of_a_model_already_asked():
+    cands = [_Role(_Agent(_Model("a"))), _Role(_Agent(_Model("b"))), _Role(_Agent(_Model("a"))),
+             _Role(_Agent(_Model("c")))]
+    policy = Adaptive(confidence=0.9, k_max=3)
+    # The second role of model "a" looks most reliable (it is the same model), but would only repeat it.
+    assert policy.more(cands, [Asked(0, "1", 0.4), Asked(1, "2", 0.4)], [0.9, 0.5, 0.9, 0.8]) == [3]
+
+
+def test_the_oracle_keeps_an_exact_answer_over_one_within_tolerance():
+    from reso.evals.methods import ExactFirstRuleScorer
+
+    items = [ScoreItem(subtask="s", answer="\\boxed{66560}", reference="65960"),
+             ScoreItem(subtask="s", answer="\\boxed{65960}", reference="65960"),
+             ScoreItem(subtask="s", answer="\\boxed{1}", reference="65960")]
+    assert ExactFirstRuleScorer().score(items) == [0.99, 1.0, 0.0]

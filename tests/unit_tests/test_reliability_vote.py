@@ -52,3 +52,10 @@ def test_groups_are_scored_apart_and_answers_without_a_value_get_zero():
 def test_coincidence_rate_counts_equal_wrong_pairs():
     assert coincidence_rate([["1", "1", "2"], ["5"]]) == pytest.approx(1 / 3)
     assert coincidence_rate([["1"], []]) is None
+
+
+def test_two_roles_of_one_model_count_as_one_vote():
+    scorer = ReliabilityVoteScorer(0.2)
+    one = ScoreItem(subtask="s", answer="\\boxed{4}", group="g", model="m", extra={"record": (9, 18)})
+    twice = scorer.score([one, ScoreItem(subtask="s", answer="4", group="g", model="m", extra={"record": (9, 18)})])
+    assert twice == [pytest.approx(scorer.score([one])[0])] * 2
