@@ -98,7 +98,7 @@ def baseline_agents(pool: Any) -> list[str]:
 def cascade_from_record(team: Team) -> str:
     """The cascade baseline chosen from the training record alone: the model with the best record answers
     last; first the two best-recorded models whose list price (mean of input and output) is at most a tenth
-    of its price (the two cheapest others when fewer are)."""
+    of its price (when fewer are, the two best-recorded models cheaper than it)."""
     ranked = best_recorded(team, len(baseline_agents(team.pool)))
     strong = team.agent(ranked[0])
 
@@ -108,7 +108,7 @@ def cascade_from_record(team: Team) -> str:
 
     cheap = [a for a in ranked[1:] if price(a) <= price(strong.id) / 10][:2]
     if len(cheap) < 2:
-        cheap = sorted(ranked[1:], key=price)[:2]
+        cheap = [a for a in ranked[1:] if price(a) < price(strong.id)][:2]
     if len(cheap) < 2:
         raise MethodError("a cascade needs three models: two cheap ones, then the strong one")
     return f"cascade:{','.join(model_name(team.agent(a)) for a in cheap)}>{model_name(strong)}"

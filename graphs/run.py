@@ -20,6 +20,7 @@ from reso.graphs.scoped import scoped
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.subtask import ProgressWriter, context_for, run_subtask
 from reso.graphs.team import Team
+from reso.reward.answers import answers_match
 
 StepDict = dict[str, Any]
 
@@ -55,13 +56,25 @@ class DagRun:
         # Ancestors are finished once the parents are; "all" must wait for every earlier subtask.
         return self.visible(step_id) if self.settings.context_policy == "all" else list(self.dag.parents(step_id))
 
+    def sound_context(self, step_id: str, steps: Mapping[str, StepDict]) -> bool:
+        """Whether every parent with a known reference was answered right (exactly): only then does the
+        step's own reference apply to the question its agents were really asked."""
+        for parent in self.dag.parents(step_id):
+            reference = self.references.get(parent)
+            if reference is None:
+                continue
+            value = steps[parent].get("value") if parent in steps else None
+            if value is None or not answers_match(str(value), reference, rel_tol=1e-6):
+                return False
+        return True
+
     async def _run(self, step_id: str, steps: Mapping[str, StepDict]) -> StepDict:
         node = self.dag.node(step_id)
         record = await run_subtask(
             self.team, self.settings, step_id=step_id, instruction=node.instruction,
             depends_on=node.depends_on, context=context_for(step_id, self.visible(step_id), steps),
             budget=self.budget, reference=self.references.get(step_id), clock_origin=self.origin,
-            write=self.write,
+            write=self.write, credit=self.sound_context(step_id, steps),
         )
         return record.model_dump()
 

@@ -137,10 +137,12 @@ def _judge(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answer
 
 
 def _learn(team: Team, settings: ReSoSettings, candidates: Sequence[Any], answers: Sequence[AgentAnswer],
-           scores: dict[int, Score], reference: str | None) -> list[float | None]:
+           scores: dict[int, Score], reference: str | None, credit: bool) -> list[float | None]:
     """In training mode, every candidate's reward (failures earn 0) goes to the DADB; a call the budget
-    refused was never made and says nothing about the agent, so it is not learned."""
-    if settings.mode != "train":
+    refused was never made and says nothing about the agent, so it is not learned, and neither is a subtask
+    whose parents' answers were wrong (`credit` False): its reference assumes right parents, so its
+    candidates would be blamed for an earlier agent's mistake."""
+    if settings.mode != "train" or not credit:
         return [None] * len(candidates)
     rewards: list[float | None] = []
     for i, (candidate, answer) in enumerate(zip(candidates, answers, strict=True)):
@@ -179,8 +181,9 @@ async def run_subtask(
     reference: str | None = None,
     clock_origin: float | None = None,
     write: ProgressWriter | None = None,
+    credit: bool = True,
 ) -> StepRecord:
-    """Answer one subtask with the team and return its record."""
+    """Answer one subtask with the team and return its record (`credit` False: learn nothing from it)."""
     origin = clock_origin if clock_origin is not None else time.monotonic()
     started = time.monotonic() - origin
     emit = write or (lambda event: None)
@@ -218,7 +221,7 @@ async def run_subtask(
         pending = [i for i in policy.more(offered, seen, reliability) if 0 <= i < len(offered) and i not in asked]
     candidates = [offered[i] for i in asked]
     usable = [i for i, answer in enumerate(answers) if answer.ok]
-    rewards = await asyncio.to_thread(_learn, team, settings, candidates, answers, scores, reference)
+    rewards = await asyncio.to_thread(_learn, team, settings, candidates, answers, scores, reference, credit)
     records = [
         CandidateRecord(
             agent_id=candidate.agent.id, model=candidate.agent.model.spec, role=candidate.agent.role,

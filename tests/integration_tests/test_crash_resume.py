@@ -61,8 +61,9 @@ def _kill_after_lines(command: list[str], results: Path, more: int, deadline_s: 
 
 
 def _recorded_calls(*outs: Path) -> int:
-    return sum(len(step["candidates"]) for out in outs for line in _lines(out / "results.jsonl")
-               for step in json.loads(line)["steps"])
+    """Candidate calls with a learned reward (a step after a wrong parent answer is not learned)."""
+    return sum(candidate["reward"] is not None for out in outs for line in _lines(out / "results.jsonl")
+               for step in json.loads(line)["steps"] for candidate in step["candidates"])
 
 
 def test_eval_killed_twice_resumes_with_every_item_once_and_exact_dadb_counts(tmp_path):

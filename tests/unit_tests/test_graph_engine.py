@@ -106,7 +106,16 @@ def test_training_mode_sends_rule_rewards_to_the_selector():
     references = {"a": "3", "b": "5", "c": "6", "final": "30"}
     ReSo(team=team, mode="train").solve("diamond", plan=DIAMOND, references=references)
     rewards = sorted(team.selector.updates)
-    assert rewards == [("calc", 0.0), ("solver", 0.0), ("solver", 1.0), ("solver", 1.0)]
+    # Step B is answered wrong, so the final step's reference no longer applies: its candidate is not
+    # blamed (nor credited) for B's mistake.
+    assert rewards == [("solver", 0.0), ("solver", 1.0), ("solver", 1.0)]
+
+
+def test_training_learns_the_integration_step_when_its_parents_are_right():
+    team, _ = _team(answers={"Step A": "\\boxed{3}", "Step B": "\\boxed{5}", "Step C": "\\boxed{6}"})
+    references = {"a": "3", "b": "5", "c": "6", "final": "30"}
+    ReSo(team=team, mode="train").solve("diamond", plan=DIAMOND, references=references)
+    assert ("calc", 1.0) in team.selector.updates and len(team.selector.updates) == 4
 
 
 def test_test_mode_sends_no_updates():
