@@ -1,11 +1,12 @@
-"""The two-stage agent selector: FAISS retrieval of M agents, then the UCB score on those M, top k returned.
+"""The two-stage agent selector: FAISS retrieval of M agents, then a bandit score on those M, top k returned.
 
 Coarse stage, per subtask: embed the subtask text (batched, cached by text), take the `top_m` agents whose
-profiles are most similar (`ProfileIndex`), score them with the UCB formula of `reso.agents.scoring`
-using statistics from the DADB (mirrored in memory by `StatsCache`), and return the `k` best as
-`Candidate`s carrying every score component. Ties are broken by a tiny seeded random draw. The fine stage
-(`run_fine_stage`) runs those candidates and keeps the best-scored answer; `update` feeds each candidate's
-reward and cost back to the DADB (a no-op in test mode).
+profiles are most similar (`ProfileIndex`), score them with the configured variant of
+`reso.agents.scoring` (Thompson sampling by default, KL-UCB or the UCB formulas) using statistics from
+the DADB (mirrored in memory by `StatsCache`), and return the `k` best as `Candidate`s carrying every
+score component. Ties are broken by a tiny seeded random draw; Thompson draws come from the same seeded
+generator. The fine stage (`run_fine_stage`) runs those candidates and keeps the best-scored answer;
+`update` feeds each candidate's reward and cost back to the DADB (a no-op in test mode).
 
 To select by an LLM-written target expert profile instead of the raw subtask (the paper's way), pass
 `TargetProfileWriter(model).write(subtask)` from `reso.agents.target_profile` to `select`.
@@ -27,10 +28,15 @@ from reso.agents.fine_stage import run_fine_stage
 from reso.agents.index import ProfileIndex, index_path_for_db, profile_index_for_pool
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
-from reso.agents.scoring import COMPONENTS, ucb_components
+from reso.agents.scoring import score_components
 from reso.agents.stats_cache import StatsCache
 
-__all__ = ["Candidate", "RandomSelector", "SelectorConfig", "UCBSelector", "run_fine_stage"]
+__all__ = ["VARIANTS", "Candidate", "RandomSelector", "SelectorConfig", "UCBSelector", "Variant", "run_fine_stage"]
+
+Variant = Literal["thompson", "kl-ucb", "normalized", "paper"]
+VARIANTS: tuple[Variant, ...] = ("thompson", "kl-ucb", "normalized", "paper")
+# Default exploration constant per variant (see `exploration_c`).
+_DEFAULT_C: dict[str, float] = {"thompson": 0.3, "kl-ucb": 1.0, "normalized": 0.1, "paper": 0.3}
 
 
 @dataclass(frozen=True)
@@ -54,22 +60,28 @@ class SelectorConfig:
     top_m: int = field(default=16, metadata=_doc("Agents retrieved by profile similarity before UCB scoring."))
     k: int = field(default=2, metadata=_doc("Candidates returned per subtask (the fine stage runs them)."))
     w_sim: float = field(default=0.6, metadata=_doc("Weight of the cosine similarity (S_sim = w_sim * cos)."))
-    w_rep: float = field(default=2.0, metadata=_doc("Weight of the smoothed mean reward (S_rep = w_rep * R)."))
+    w_rep: float = field(default=2.0, metadata=_doc(
+        "Weight of the success estimate (S_rep = w_rep * R; R the smoothed or posterior mean)."))
     cost_weight: float = field(default=1.0, metadata=_doc(
-        "Largest cost penalty, paid by the dearest candidate ('normalized' variant only)."))
+        "Largest cost penalty, paid by the dearest candidate (every variant but 'paper')."))
     exploration_c: float | None = field(default=None, metadata=_doc(
-        "UCB exploration constant c; 0 gives greedy. Default: 0.3 for 'paper' (the release's value), 0.1 for "
-        "'normalized' (0.3 over-explores 63 agents within 2,000 subtasks: see `reso bench routing`)."))
+        "Exploration constant c; 0 exploits (greedy on the smoothed or posterior mean, deterministic). "
+        "'thompson': sharpening of the posterior the draw comes from, about c times its spread (default 0.3; "
+        "1 is plain Thompson sampling); 'kl-ucb': multiplier of ln N in the KL budget (default 1); "
+        "'paper': 0.3 (the release's value); "
+        "'normalized': 0.1 (0.3 over-explores 63 agents within 2,000 subtasks: see `reso bench routing`)."))
     distinct_models: bool = field(default=True, metadata=_doc(
         "Prefer candidates on different base models: two roles of one model tend to give the same answer, "
         "which leaves the CRM nothing to choose between. Same-model agents fill in when too few models remain."))
     gate_slope: float = field(default=10.0, metadata=_doc("Slope of the similarity gate sigmoid."))
     gate_threshold: float = field(default=0.4, metadata=_doc("S_sim at which the similarity gate is 0.5."))
-    variant: Literal["normalized", "paper"] = field(default="normalized", metadata=_doc(
-        "'normalized': cost relative to the candidates' dearest; 'paper': the release's ln(1 + mean cost)."))
-    seed: int | None = field(default=None, metadata=_doc("Seed of the tie-breaking jitter."))
+    variant: Variant = field(default="thompson", metadata=_doc(
+        "'thompson' (default): Thompson sampling on Beta posteriors; 'kl-ucb': the KL upper confidence bound; "
+        "both with the cost penalty of 'normalized': UCB with cost relative to the candidates' dearest; "
+        "'paper': the release's UCB with ln(1 + mean cost). Chosen by `reso bench routing --spreads`."))
+    seed: int | None = field(default=None, metadata=_doc("Seed of the tie-breaking jitter and Thompson draws."))
     per_domain: bool | None = field(default=None, metadata=_doc(
-        "Default: on for 'normalized', off for 'paper' (the release keeps one row per agent). "
+        "Default: on for every variant but 'paper' (the release keeps one row per agent). "
         "Score with (agent, domain) statistics. A subtask without a domain label takes the domain of its most "
         "similar agent profile, so a tool agent's record on calculations does not vouch for it on word "
         "problems; updates go to the same (agent, domain) row (and to the agent's overall row)."))
@@ -80,21 +92,23 @@ class SelectorConfig:
     prior_output_tokens: int = field(default=500, metadata=_doc("Output tokens of that pseudo-call."))
 
     def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
         if self.exploration_c is None:
-            self.exploration_c = 0.3 if self.variant == "paper" else 0.1
+            self.exploration_c = _DEFAULT_C[self.variant]
         if self.per_domain is None:
             self.per_domain = self.variant != "paper"
         if self.top_m < 1 or self.k < 1:
             raise ValueError(f"top_m and k must be >= 1, got top_m={self.top_m}, k={self.k}")
-        if self.variant not in ("normalized", "paper"):
-            raise ValueError(f"variant must be 'normalized' or 'paper', got {self.variant!r}")
         for name in ("cost_weight", "exploration_c", "cost_ref_usd", "prior_input_tokens", "prior_output_tokens"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
 
 class UCBSelector:
-    """FAISS top-M retrieval followed by the vectorised UCB score; the paper's coarse stage, made scalable."""
+    """FAISS top-M retrieval followed by the vectorised bandit score; the paper's coarse stage, made scalable.
+
+    The name is historical: the score is Thompson sampling by default (`SelectorConfig.variant`)."""
 
     def __init__(
         self,
@@ -183,9 +197,9 @@ class UCBSelector:
             domain = self.agents[positions[int(np.argmax(sims))]].domain
         domain = domain if self.config.per_domain else None
         table = self.stats.table(domain)
-        parts = ucb_components(
+        parts = score_components(
             sims, table.visits[positions], table.reward_sum[positions], table.cost_sum[positions],
-            self._prior_cost[positions], table.total_visits, self.config,
+            self._prior_cost[positions], table.total_visits, self.config, self._rng,
         )
         jitter = self._rng.random(positions.size)
         ranked = np.lexsort((jitter, -parts["score"]))
@@ -194,7 +208,7 @@ class UCBSelector:
             Candidate(
                 agent=self.agents[positions[i]],
                 score=float(parts["score"][i]),
-                components={name: float(parts[name][i]) for name in COMPONENTS},
+                components={name: float(values[i]) for name, values in parts.items()},
                 domain=domain,
             )
             for i in order

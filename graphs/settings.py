@@ -33,8 +33,10 @@ class ReSoSettings:
     selection: Literal["ucb", "random"] = field(
         default="ucb", metadata={"description": "ucb (ReSo) or random (the paper's ablation)."}
     )
-    ucb_variant: Literal["normalized", "paper"] = field(
-        default="normalized", metadata={"description": "UCB formula: cost-normalised (default) or the paper's."}
+    ucb_variant: Literal["thompson", "kl-ucb", "normalized", "paper"] = field(
+        default="thompson",
+        metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, cost-normalised UCB "
+                  "or the paper's UCB (see reso.agents.scoring)."},
     )
     cost_weight: float = field(default=1.0, metadata={"description": "Weight of the cost penalty in UCB."})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})

@@ -1,0 +1,207 @@
+"""Thompson sampling (the default coarse-stage score) and KL-UCB: posteriors, bounds and components against
+hand-computed values, cost and similarity terms, deterministic exploitation and seeded reproducibility."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from reso.agents.dadb import DADB
+from reso.agents.embeddings import load_embedder
+from reso.agents.index import ProfileIndex
+from reso.agents.pool import pool_from_dict
+from reso.agents.posterior import bernoulli_kl, beta_posterior, kl_upper_bound, thompson_belief
+from reso.agents.scoring import BAYES_COMPONENTS, COMPONENTS, score_components
+from reso.agents.selector import SelectorConfig, UCBSelector
+from reso.graphs.settings import ReSoSettings
+
+HASH = load_embedder("hash:64")
+
+
+def _pool(prices: dict[str, float]):
+    return pool_from_dict({"agents": [
+        {"id": agent_id, "model": {"spec": f"openai:{agent_id}", "price_in": p, "price_out": 2 * p},
+         "role": agent_id, "profile": f"expert {agent_id}"}
+        for agent_id, p in prices.items()
+    ]})
+
+
+def _selector(prices, vectors, dadb=None, **config) -> UCBSelector:
+    pool = _pool(prices)
+    index = ProfileIndex.build(pool.ids, np.asarray(vectors, dtype=np.float32))
+    config.setdefault("seed", 0)
+    return UCBSelector(pool, dadb or DADB(), HASH, SelectorConfig(**config), index=index)
+
+
+def _by_id(selector: UCBSelector, query) -> dict[str, dict[str, float]]:
+    return {c.agent.id: c.components for c in selector.select_vector(np.asarray(query, dtype=np.float64))}
+
+
+def _sigmoid(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
+@pytest.fixture
+def tiny_db() -> DADB:
+    db = DADB()
+    db.record("a", 1.0, 0.02, 10)
+    db.record("a", 0.0, 0.02, 10)
+    db.record("b", 1.0, 0.001, 10)
+    return db
+
+
+def test_defaults_are_thompson_in_the_selector_and_the_settings() -> None:
+    assert SelectorConfig().variant == "thompson" and ReSoSettings().ucb_variant == "thompson"
+
+
+def test_beta_posterior_takes_fractional_rewards() -> None:
+    alpha, beta = beta_posterior(np.array([0, 4, 4]), np.array([0.0, 2.5, 4.0]))
+    assert alpha.tolist() == [1.0, 3.5, 5.0] and beta.tolist() == [1.0, 2.5, 1.0]
+
+
+@pytest.mark.parametrize("variant", ["thompson", "kl-ucb"])
+def test_posterior_mean_is_half_before_any_visit(variant) -> None:
+    exploit = _by_id(_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], variant=variant, exploration_c=0.0, k=2),
+                     [1.0, 0])
+    for parts in exploit.values():
+        assert parts["visits"] == 0 and parts["posterior_mean"] == 0.5 and parts["reputation"] == 0.5
+        assert parts["belief"] == 0.5 and parts["exploration"] == 0.0
+    explore = _by_id(_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], variant=variant, k=2), [1.0, 0])
+    # While learning, an unvisited candidate is believed perfect once, so every agent is tried.
+    for parts in explore.values():
+        assert parts["belief"] == 1.0 and parts["exploration"] == pytest.approx(2.0 * (1.0 - 0.5) / 2)
+
+
+@pytest.mark.parametrize("variant", ["thompson", "kl-ucb"])
+def test_unvisited_agent_is_tried_before_a_good_known_one_only_while_learning(variant) -> None:
+    db = DADB()
+    for i in range(20):  # at list price: 1,000 tokens in, 500 out
+        db.record("known", 1.0 if i < 18 else 0.0, 0.002, 1500)
+    prices = {"known": 1.0, "new": 1.0}
+    learning = _selector(prices, [[1, 0], [1, 0]], db, variant=variant, k=1)
+    frozen = _selector(prices, [[1, 0], [1, 0]], db, variant=variant, k=1, exploration_c=0.0)
+    assert learning.select_vector(np.array([1.0, 0]))[0].agent.id == "new"
+    best = frozen.select_vector(np.array([1.0, 0]))[0]
+    assert best.agent.id == "known" and best.components["posterior_mean"] == pytest.approx(19 / 22)
+
+
+def test_posterior_mean_and_kl_bound_grow_with_reward_and_the_bound_tightens_with_visits() -> None:
+    n = np.full(11, 10.0)
+    rewards = np.arange(11, dtype=np.float64)
+    alpha, beta = beta_posterior(n, rewards)
+    mean = alpha / (alpha + beta)
+    assert np.all(np.diff(mean) > 0) and mean[0] == pytest.approx(1 / 12) and mean[-1] == pytest.approx(11 / 12)
+    bound = kl_upper_bound(rewards / n, n, math.log(100))
+    assert np.all(np.diff(bound) > 0) and np.all(bound >= rewards / n)
+    assert kl_upper_bound(np.array([0.3]), np.array([100.0]), math.log(100))[0] < bound[3]
+    config = SelectorConfig(variant="thompson", exploration_c=0.0)
+    parts = score_components(np.ones(11), n, rewards, np.zeros(11), np.zeros(11), 110.0, config)
+    assert np.all(np.diff(parts["score"]) > 0)
+
+
+def test_bernoulli_kl_and_the_kl_bound_match_hand_values() -> None:
+    assert bernoulli_kl(np.array(0.5), np.array(0.25)) == pytest.approx(0.5 * math.log(4 / 3))
+    assert bernoulli_kl(np.array(0.0), np.array(0.4)) == pytest.approx(-math.log(0.6))
+    assert bernoulli_kl(np.array(1.0), np.array(0.4)) == pytest.approx(-math.log(0.4))
+    assert bernoulli_kl(np.array(0.3), np.array(0.3)) == pytest.approx(0.0)
+    p, n, budget = np.array([0.5, 0.2, 0.9, 0.4]), np.array([2.0, 30.0, 7.0, 0.0]), math.log(50)
+    q = kl_upper_bound(p, n, budget)
+    np.testing.assert_allclose(n[:3] * bernoulli_kl(p[:3], q[:3]), budget, rtol=1e-9)
+    assert q[3] == 1.0 and np.all(q[:3] > p[:3])
+    assert kl_upper_bound(p, n, 0.0).tolist() == p.tolist()
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.3])
+def test_thompson_draws_keep_the_posterior_mean_and_shrink_its_spread(scale) -> None:
+    alpha, beta = np.full(40_000, 6.0), np.full(40_000, 4.0)
+    draws = thompson_belief(alpha, beta, np.random.default_rng(5), scale)
+    a, b = 6.0 / scale**2, 4.0 / scale**2
+    assert draws.mean() == pytest.approx(0.6, abs=0.003)
+    assert draws.std() == pytest.approx(math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1))), rel=0.03)
+    if scale < 1:
+        assert draws.std() < 0.35 * math.sqrt(24 / (100 * 11))
+
+
+def test_exploiting_draws_nothing() -> None:
+    rng = np.random.default_rng(3)
+    before = rng.bit_generator.state
+    mean = thompson_belief(np.array([2.0, 1.0]), np.array([1.0, 3.0]), rng, 0.0)
+    assert mean.tolist() == [2 / 3, 0.25] and rng.bit_generator.state == before
+
+
+def test_thompson_score_applies_the_cost_penalty_and_the_similarity_gate(tiny_db) -> None:
+    exploit = _by_id(_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2,
+                               exploration_c=0.0), [1.0, 0, 0])
+    normalized = _by_id(_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2,
+                                  variant="normalized"), [1.0, 0, 0])
+    prior_a, prior_b = (1000 * 10.0 + 500 * 20.0) / 1e6, (1000 * 1.0 + 500 * 2.0) / 1e6
+    cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
+    a, b = exploit["a"], exploit["b"]
+    assert set(a) == set(BAYES_COMPONENTS) and set(normalized["a"]) == set(COMPONENTS)
+    assert a["cost_penalty"] == pytest.approx(1.0) and b["cost_penalty"] == pytest.approx(cost_b / cost_a)
+    assert {k: v["cost_penalty"] for k, v in exploit.items()} == pytest.approx(
+        {k: v["cost_penalty"] for k, v in normalized.items()})
+    assert a["posterior_mean"] == pytest.approx(0.5) and b["posterior_mean"] == pytest.approx(2 / 3)
+    assert a["score"] == pytest.approx((2 * 0.5 - 1.0 + 0.6) / 2 * _sigmoid(10 * (0.6 - 0.4)))
+    assert b["score"] == pytest.approx((2 * 2 / 3 - cost_b / cost_a + 0.36) / 2 * _sigmoid(10 * (0.36 - 0.4)))
+    learning = _by_id(_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2), [1.0, 0, 0])
+    for parts in learning.values():
+        assert parts["score"] == pytest.approx(
+            (2 * parts["belief"] - parts["cost_penalty"] + parts["s_sim"]) / 2 * parts["gate"])
+        assert parts["exploration"] == pytest.approx(2 * (parts["belief"] - parts["posterior_mean"]) / 2)
+
+
+def test_a_free_tool_agent_pays_no_cost_penalty() -> None:
+    db = DADB()
+    for agent_id, cost in (("tool", 0.0), ("llm", 0.01)):
+        for _ in range(5):
+            db.record(agent_id, 1.0, cost, 10)
+    parts = _by_id(_selector({"tool": 0.0, "llm": 5.0}, [[1, 0], [1, 0]], db, k=2), [1.0, 0])
+    assert parts["tool"]["cost_penalty"] == 0.0 and parts["llm"]["cost_penalty"] == pytest.approx(1.0)
+
+
+def test_kl_ucb_components_match_the_hand_computed_bound(tiny_db) -> None:
+    parts = _by_id(_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="kl-ucb"),
+                   [1.0, 0, 0])
+    a = parts["a"]  # 2 visits, mean reward 0.5, N = 3
+    assert 2 * bernoulli_kl(np.array(0.5), np.array(a["belief"])) == pytest.approx(math.log(3 + 1.01))
+    assert a["score"] == pytest.approx((2 * a["belief"] - 1.0 + 0.6) / 2 * _sigmoid(2.0))
+
+
+def test_a_frozen_dadb_is_exploited_deterministically(tiny_db) -> None:
+    picks = []
+    for seed in (1, 2):
+        selector = _selector({"a": 1.0, "b": 1.0, "c": 1.0}, np.eye(3), tiny_db, k=3, seed=seed, exploration_c=0.0)
+        rounds = [_by_id(selector, [1.0, 0.9, 0.8]) for _ in range(3)]
+        assert rounds[0] == rounds[1] == rounds[2]
+        assert all(p["belief"] == p["posterior_mean"] for p in rounds[0].values())
+        picks.append([c.agent.id for c in selector.select_vector(np.array([1.0, 0.9, 0.8]))])
+    assert picks[0] == picks[1]
+
+
+def test_test_mode_teams_exploit_and_training_teams_sample() -> None:
+    from reso.graphs.team import build_team
+
+    frozen = build_team(ReSoSettings(mode="test", embedder="hash:64")).selector.config
+    learning = build_team(ReSoSettings(mode="train", embedder="hash:64")).selector.config
+    assert frozen.variant == learning.variant == "thompson"
+    assert frozen.exploration_c == 0.0 and learning.exploration_c == 0.3
+
+
+def test_thompson_draws_are_reproducible_by_seed(tiny_db) -> None:
+    def beliefs(seed: int) -> list[list[float]]:
+        selector = _selector({"a": 1.0, "b": 1.0}, [[1, 0], [0.9, 0.1]], tiny_db, k=2, seed=seed)
+        return [sorted(c.components["belief"] for c in selector.select_vector(np.array([1.0, 0])))
+                for _ in range(4)]
+
+    first = beliefs(7)
+    assert first == beliefs(7) and first != beliefs(8)
+    assert len({tuple(row) for row in first}) == 4  # a fresh draw per subtask
+
+
+def test_thompson_without_a_generator_is_refused() -> None:
+    config = SelectorConfig()
+    with pytest.raises(ValueError, match="random generator"):
+        score_components(np.ones(2), np.ones(2), np.ones(2), np.zeros(2), np.zeros(2), 2.0, config)
