@@ -23,6 +23,8 @@ def demo_command(
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     train_limit: Annotated[Optional[int], typer.Option(help="Only the first N training items.")] = None,
     test_limit: Annotated[Optional[int], typer.Option(help="Only the first N test items.")] = None,
+    swap_split: Annotated[bool, typer.Option(
+        help="Train on the test split and test on the training split: a draw with different test questions.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the tables as one JSON object last.")] = False,
 ) -> None:
     """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
@@ -38,7 +40,7 @@ def demo_command(
         pool = _check_pool(pool or _world_pool(world), prices, out)
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
-                        train_limit=train_limit, test_limit=test_limit)
+                        train_limit=train_limit, test_limit=test_limit, swap_split=swap_split)
     by_benchmark = run_demo(config, log=lambda line: console.print(f"[dim]{line}[/dim]"))
     tables = {stem: comparison_rows(out / stem, summaries) for stem, summaries in by_benchmark.items()}
     path = write_comparison(out, tables)

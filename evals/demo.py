@@ -74,7 +74,13 @@ class DemoConfig:
     test_limit: int | None = None
     training_scorer: str = "consensus"
     training_k: int = 3
+    training_cost_weight: float = 0.0
+    """Training selects on skill alone, so every model's record is learned, the dear ones' too; the test
+    weighs cost (a deployment pays; an offline training run on replayed answers does not)."""
     cost_weights: Sequence[float] = field(default_factory=lambda: COST_WEIGHTS)
+    swap_split: bool = False
+    """Train on the test split's composites and test on the training split's: a second draw whose test
+    questions are all different from the first's."""
 
 
 def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
@@ -168,7 +174,10 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) ->
     out = config.out / benchmark.stem
     base = ReSoSettings(pool=world_pool(config, benchmark), seed=config.seed, db=str(out / "dadb.sqlite"))
     train_set, test_set = f"{benchmark.stem}-{config.level}-train", f"{benchmark.stem}-{config.level}-test"
-    train_settings = base.replace(mode="train", scorer=config.training_scorer, k=config.training_k)
+    if config.swap_split:
+        train_set, test_set = test_set, train_set
+    train_settings = base.replace(mode="train", scorer=config.training_scorer, k=config.training_k,
+                                  cost_weight=config.training_cost_weight)
     _run(config, train_set, "reso", out / "train-reso", train_settings, config.train_limit, log)
     scorer = fit_vote(out / "train-reso" / "crm_records.jsonl")
     log(f"CRM fitted on the training run's records: {scorer}")
