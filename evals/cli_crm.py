@@ -1,9 +1,11 @@
 """`reso crm …`: train and evaluate Collaborative Reward Models.
 
-`train` builds a small CRM (scikit-learn, CPU, seconds) or fine-tunes a PRM checkpoint with LoRA from
-labelled records; `eval` scores labelled records with a trained model or any scorer spec and prints the
-figures as one JSON object. Splits select whole questions (`first:N`, `last:N`), so train and test never
-share a question. Heavy libraries are imported inside the commands to keep `reso --help` fast.
+`train` builds a small CRM (scikit-learn, CPU, minutes; every setting chosen by cross-validation grouped
+by question on the training questions) or fine-tunes a PRM checkpoint with LoRA from labelled records;
+`eval` scores labelled records with a trained model or any scorer spec and prints the figures as one JSON
+object. `--data` takes several files (`A,B`), plain or `.gz`. Splits select whole questions (`first:N`,
+`last:N`, or `train` / `test` by a salted hash of the question text), so train and test never share a
+question. Heavy libraries are imported inside the commands to keep `reso --help` fast.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ class CRMKind(str, Enum):
     prm = "prm"
 
 
-def _load(data: Path, split: str | None, limit_questions: int | None) -> list[Any]:
-    from reso.reward.records import RecordFormatError, load_records, split_by_question
+def _load(data: str, split: str | None, limit_questions: int | None) -> list[Any]:
+    from reso.reward.records import RecordFormatError, load_record_files, split_by_question
 
     try:
-        records = load_records(data)
+        records = load_record_files(data)
         if limit_questions is not None:
             records = split_by_question(records, f"first:{limit_questions}")
         records = split_by_question(records, split)
@@ -78,23 +80,32 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
     Console().print(table)
 
 
+DATA_HELP = "Records: paper JSON/JSONL, step-labelled, or the many-model replay JSONL; .gz too; A,B for several."
+SPLIT_HELP = "Questions to use: train / test (salted hash; test:0.3 sets the share), first:N or last:N."
+
+
 @app.command()
 def train(
-    data: Annotated[Path, typer.Option("--data", help="Records: paper JSON/JSONL or the replay JSONL.")],
+    data: Annotated[str, typer.Option("--data", help=DATA_HELP)],
     out: Annotated[Path, typer.Option("--out", help="Folder to write the trained model to.")],
     kind: Annotated[CRMKind, typer.Option("--kind", help="small (scikit-learn) or prm (LoRA).")] = CRMKind.small,
     base: Annotated[str | None, typer.Option("--base", help="PRM base checkpoint (kind prm).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    split: Annotated[str | None, typer.Option("--split", help="Questions to train on: first:N or last:N.")] = None,
+    split: Annotated[str | None, typer.Option("--split", help=SPLIT_HELP)] = None,
     limit_questions: Annotated[
         int | None, typer.Option("--limit-questions", help="Use only the first N questions.")
     ] = None,
-    classifier: Annotated[str, typer.Option("--classifier", help="small: hgb or logreg.")] = "hgb",
-    embeddings: Annotated[
-        bool, typer.Option("--embeddings/--no-embeddings", help="small: add MiniLM embeddings.")
+    tune: Annotated[
+        bool, typer.Option("--tune/--no-tune", help="small: choose every setting by grouped cross-validation.")
+    ] = True,
+    question_embedding: Annotated[
+        bool, typer.Option("--question-embedding", help="small: add MiniLM embeddings of the question.")
+    ] = False,
+    answer_embedding: Annotated[
+        bool, typer.Option("--answer-embedding", help="small: add MiniLM embeddings of the answer (slow on CPU).")
     ] = False,
     cv_folds: Annotated[
-        int, typer.Option("--cv-folds", help="small: grouped cross-validation folds to report (0: none).")
+        int, typer.Option("--cv-folds", help="small: grouped folds for tuning and stacking (under 2: neither).")
     ] = 5,
     epochs: Annotated[float | None, typer.Option("--epochs", help="prm: training epochs.")] = None,
     lr: Annotated[float | None, typer.Option("--lr", help="prm: learning rate.")] = None,
@@ -109,7 +120,7 @@ def train(
 
     summary: dict[str, Any] = {
         "kind": kind.value,
-        "data": str(data),
+        "data": data,
         "split": split,
         "n": len(records),
         "n_questions": len(question_order(records)),
@@ -130,20 +141,22 @@ def train(
         typer.echo(json.dumps(summary))
         return
 
-    from reso.reward.crm_eval import cross_validated_scores, evaluate_scores
     from reso.reward.small_crm import SmallCRM, SmallCRMConfig
 
-    config = SmallCRMConfig(classifier=classifier, use_embeddings=embeddings, seed=seed)
+    config = SmallCRMConfig(question_embedding=question_embedding, answer_embedding=answer_embedding,
+                            folds=cv_folds, seed=seed)
     try:
-        if cv_folds >= 2:
-            scores = cross_validated_scores(
-                records, lambda tr, te: SmallCRM(config).fit(tr).predict_records(te), folds=cv_folds
-            )
-            summary["cross_validation"] = _round(evaluate_scores(records, scores))
-        model = SmallCRM(config).fit(records)
+        model = SmallCRM(config).fit(records, tune=tune)
     except ValueError as exc:  # too few records, questions or labels of one kind only
         _fail(f"{data}: cannot train on these {len(records)} records: {exc}")
     model.save(out)
+    summary["n_models"] = len(model.model_priors)
+    summary["settings"] = {"answer_model": config.answer_params, "group_model": config.group_params,
+                           **({"embeddings": config.embedding_params} if config.embedding_params else {})}
+    summary["cross_validation"] = {
+        stage: min(table, key=lambda row: row["log_loss"]) | {"candidates": len(table)}
+        for stage, table in model.selection.items() if table
+    } or None
     typer.echo(json.dumps(summary))
 
 
@@ -159,9 +172,28 @@ def _scorer(spec: str) -> Any:
         _fail(f"--model {spec!r}: {exc}")
 
 
+def _training_record(scorers: list[Any], all_records: list[Any], chosen: list[Any]) -> tuple[Any, str | None]:
+    """Each model's share right on training questions, for the best fixed model: the small CRM's own
+    training record, else the questions of the data outside the evaluated split, else none."""
+    from reso.reward.records import question_key
+    from reso.reward.small_crm import SmallCRMScorer
+
+    crm = next((s for s in scorers if isinstance(s, SmallCRMScorer)), None)
+    if crm is not None and crm.model.model_priors:
+        return crm.model.model_priors, "the CRM's training records"
+    kept = {question_key(r) for r in chosen}
+    per_model: dict[str, list[int]] = {}
+    for record in all_records:
+        if record.model and question_key(record) not in kept:
+            per_model.setdefault(record.model, []).append(record.label)
+    if not per_model:
+        return None, None
+    return {m: sum(v) / len(v) for m, v in per_model.items()}, "the questions outside the evaluated split"
+
+
 @app.command("eval")
 def evaluate(
-    data: Annotated[Path, typer.Option("--data", help="Labelled records to evaluate on.")],
+    data: Annotated[str, typer.Option("--data", help=DATA_HELP)],
     model: Annotated[
         list[str],
         typer.Option("--model", help="Model folder or scorer spec (steps, consensus, prm:DIR…); repeat to blend."),
@@ -169,23 +201,53 @@ def evaluate(
     weight: Annotated[
         list[float] | None, typer.Option("--weight", help="Blend weight per --model (default equal).")
     ] = None,
-    split: Annotated[str | None, typer.Option("--split", help="Questions to evaluate: first:N or last:N.")] = None,
+    split: Annotated[str | None, typer.Option("--split", help=SPLIT_HELP)] = None,
+    candidates: Annotated[
+        int | None, typer.Option("--candidates", min=1, help="Also choose among K recorded answers per question.")
+    ] = None,
+    draws: Annotated[int, typer.Option("--draws", min=1, help="Random slates of K per question.")] = 10,
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", min=0, help="Resamples of questions for the intervals (0: none).")
+    ] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the slates, ties and resamples.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Score labelled records and print AUC, accuracy, Brier, per-model AUC and the selection figures."""
+    """Score labelled records: AUC, accuracy, Brier, per-model AUC, ProcessBench F1, picks among K answers."""
     import numpy as np
 
-    from reso.reward.crm_eval import evaluate_scores, score_records
+    from reso.reward.crm_candidates import compare_picks, draw_slates
+    from reso.reward.crm_eval import (
+        bootstrap_intervals,
+        evaluate_scores,
+        score_groups,
+        score_records,
+        step_predictions,
+    )
 
     weights = list(weight) if weight else [1.0] * len(model)
     if len(weights) != len(model) or sum(weights) <= 0 or min(weights) < 0:
         raise typer.BadParameter("--weight: one non-negative weight per --model, not all zero")
-    records = _load(data, split, None)
+    all_records = _load(data, None, None)
+    records = _load(data, split, None) if split else all_records
+    scorers = [_scorer(spec) for spec in model]
     total = np.zeros(len(records))
-    for spec, w in zip(model, weights):
-        total += w * score_records(_scorer(spec), records)
-    result = {"model": model if len(model) > 1 else model[0], "data": str(data), "split": split}
+    for scorer, w in zip(scorers, weights):
+        total += w * score_records(scorer, records)
+    scores = total / sum(weights)
+    first_errors = step_predictions(scorers[0], records) if len(scorers) == 1 else None
+    result: dict[str, Any] = {"model": model if len(model) > 1 else model[0], "data": data, "split": split}
     if len(model) > 1:
         result["weights"] = weights
-    result.update(evaluate_scores(records, total / sum(weights)))
+    result.update(evaluate_scores(records, scores, first_errors))
+    if bootstrap:
+        result["intervals"] = bootstrap_intervals(records, scores, resamples=bootstrap, seed=seed)
+    if candidates is not None:
+        slates = draw_slates(records, candidates, draws, seed=seed)
+        if not slates:
+            _fail(f"{data}: no question has {candidates} recorded answers for --candidates {candidates}")
+        slate_scores = sum(w * score_groups(s, records, slates) for s, w in zip(scorers, weights)) / sum(weights)
+        record_of, source = _training_record(scorers, all_records, records)
+        result["candidates"] = compare_picks(records, slates, np.asarray(slate_scores), record_of, seed=seed,
+                                             resamples=bootstrap)
+        result["candidates"]["best_fixed_from"] = source
     _print_result(result, as_json)

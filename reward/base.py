@@ -1,7 +1,9 @@
 """The scorer interface every Collaborative Reward Model implementation follows.
 
 A scorer turns a batch of candidate answers into values in [0, 1]. The batch for one subtask holds all
-k candidates, so scorers that compare candidates (consensus) see them together.
+k candidates, so scorers that compare candidates (consensus) see them together. Scorers that can also
+judge each step of a solution (a process reward model, the step verifier) implement `StepScoring`, which
+is what ProcessBench-style evaluation asks for.
 """
 
 from __future__ import annotations
@@ -47,3 +49,16 @@ class Scorer(ABC):
 
     def score(self, items: Sequence[ScoreItem]) -> list[float]:
         return [score.value for score in self.score_detailed(items)]
+
+
+class StepScoring(ABC):
+    """A scorer that also judges each step of a solution: the probability that the step is right."""
+
+    @abstractmethod
+    def score_steps(self, items: Sequence[ScoreItem], steps: Sequence[Sequence[str]]) -> list[list[float]]:
+        """One value in [0, 1] per step of each item's solution (`steps[i]` are item i's step texts)."""
+
+
+def first_error_step(step_scores: Sequence[float], threshold: float = 0.5) -> int:
+    """The index of the first step scored below `threshold`, -1 when none is (ProcessBench's convention)."""
+    return next((index for index, value in enumerate(step_scores) if value < threshold), -1)

@@ -5,6 +5,10 @@ answering model the AUC over that model's answers only (the pooled AUC is inflat
 right more often than another, so the within-model mean is the honest figure). The `selection` block
 asks the question that matters in the graph: per question, take the candidate with the highest score,
 and compare the share right against always taking one fixed model's answer and against the oracle.
+For step-labelled solutions and a scorer that scores steps, ProcessBench's F1: the harmonic mean of the
+share of wrong solutions whose first wrong step is found exactly and the share of right solutions in
+which no step is flagged. Intervals come from a bootstrap over questions (the unit that was sampled:
+answers to one question are not independent), cheap enough to be on by default.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from reso.reward.base import ScoreItem, Scorer
-from reso.reward.records import LabelledRecord, question_key, question_order
+from reso.reward.base import ScoreItem, Scorer, StepScoring, first_error_step
+from reso.reward.records import LabelledRecord, question_key
 
 
 def _auc(labels: np.ndarray, scores: np.ndarray) -> float | None:
@@ -43,17 +47,101 @@ def records_to_items(records: Sequence[LabelledRecord]) -> list[ScoreItem]:
 
 def score_records(scorer: Scorer, records: Sequence[LabelledRecord], batch_questions: int = 256) -> np.ndarray:
     """Score records with `scorer`, one batch per run of whole questions (peers always share a batch)."""
-    order = question_order(records)
     by_question: dict[str, list[int]] = {}
     for index, record in enumerate(records):
         by_question.setdefault(question_key(record), []).append(index)
+    return score_groups(scorer, records, list(by_question.values()), batch_groups=batch_questions)
+
+
+def score_groups(scorer: Scorer, records: Sequence[LabelledRecord], groups: Sequence[Sequence[int]],
+                 batch_groups: int = 256) -> np.ndarray:
+    """Score each group of records as one slate of peers (a record may sit in several groups).
+
+    Returns:
+        One score per entry of the concatenated groups, in that order.
+    """
     items = records_to_items(records)
-    scores = np.zeros(len(records))
-    for start in range(0, len(order), batch_questions):
-        indices = [i for q in order[start : start + batch_questions] for i in by_question[q]]
-        values = scorer.score([items[i] for i in indices])
-        scores[indices] = values
-    return scores
+    out: list[float] = []
+    for start in range(0, len(groups), batch_groups):
+        batch = [
+            ScoreItem(subtask=items[i].subtask, answer=items[i].answer, context=items[i].context,
+                      agent_id=items[i].agent_id, model=items[i].model, group=f"slate-{start + g}")
+            for g, members in enumerate(groups[start : start + batch_groups])
+            for i in members
+        ]
+        out.extend(scorer.score(batch))
+    return np.asarray(out, dtype=np.float64)
+
+
+def step_predictions(scorer: Scorer, records: Sequence[LabelledRecord], threshold: float = 0.5) -> list[int] | None:
+    """The first step each step-labelled record's solution is flagged at (-1: none), by a scorer that scores
+    steps; None when the scorer does not or no record has steps (other records get -1 and are not used)."""
+    stepped = [i for i, r in enumerate(records) if r.steps is not None and r.first_error_step is not None]
+    if not isinstance(scorer, StepScoring) or not stepped:
+        return None
+    items = records_to_items([records[i] for i in stepped])
+    values = scorer.score_steps(items, [records[i].steps or () for i in stepped])
+    predicted = [-1] * len(records)
+    for index, step_scores in zip(stepped, values, strict=True):
+        predicted[index] = first_error_step(step_scores, threshold)
+    return predicted
+
+
+def processbench_f1(records: Sequence[LabelledRecord], predicted: Sequence[int]) -> dict[str, Any] | None:
+    """ProcessBench's figures over the step-labelled records: accuracy on solutions with a wrong step (the
+    first one found exactly), on solutions without one (nothing flagged), and their harmonic mean."""
+    pairs = [(r.first_error_step, p) for r, p in zip(records, predicted, strict=True) if r.first_error_step is not None]
+    wrong = [p == gold for gold, p in pairs if gold != -1]
+    right = [p == -1 for gold, p in pairs if gold == -1]
+    if not wrong or not right:
+        return None
+    error_accuracy, correct_accuracy = float(np.mean(wrong)), float(np.mean(right))
+    total = error_accuracy + correct_accuracy
+    return {
+        "n_with_error": len(wrong),
+        "n_without_error": len(right),
+        "error_accuracy": error_accuracy,
+        "correct_accuracy": correct_accuracy,
+        "f1": 2 * error_accuracy * correct_accuracy / total if total else 0.0,
+    }
+
+
+def bootstrap_intervals(records: Sequence[LabelledRecord], scores: Sequence[float], resamples: int = 200,
+                        seed: int = 0, level: float = 0.95) -> dict[str, list[float] | None]:
+    """Percentile intervals of the pooled AUC, the within-model AUC mean and the Brier score, resampling
+    whole questions with replacement (written out because scipy's bootstrap resamples single rows).
+
+    A resample enters each answer with its question's draw count as a weight, which equals repeating it.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    labels = np.array([r.label for r in records], dtype=int)
+    values = np.clip(np.asarray(scores, dtype=np.float64), 0.0, 1.0)
+    keys = [question_key(r) for r in records]
+    index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    question = np.array([index[key] for key in keys])
+    models = np.array([r.model or "" for r in records])
+    named = [m for m in sorted(set(models.tolist())) if m and len(set(labels[models == m].tolist())) == 2]
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {"auc": [], "auc_within_model_mean": [], "brier": []}
+    for _ in range(resamples):
+        weight = np.bincount(rng.integers(0, len(index), len(index)), minlength=len(index))[question].astype(float)
+        live = weight > 0
+        draws["brier"].append(float(np.average((values - labels) ** 2, weights=weight)))
+        if len(set(labels[live].tolist())) == 2:
+            draws["auc"].append(float(roc_auc_score(labels[live], values[live], sample_weight=weight[live])))
+        within = [
+            roc_auc_score(labels[mask], values[mask], sample_weight=weight[mask])
+            for m in named
+            if len(set(labels[(mask := live & (models == m))].tolist())) == 2
+        ]
+        if within:
+            draws["auc_within_model_mean"].append(float(np.mean(within)))
+    tail = (1.0 - level) / 2 * 100
+    return {
+        name: [float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))] if len(v) >= 10 else None
+        for name, v in draws.items()
+    }
 
 
 def selection_summary(records: Sequence[LabelledRecord], scores: np.ndarray) -> dict[str, Any]:
@@ -89,16 +177,20 @@ def selection_summary(records: Sequence[LabelledRecord], scores: np.ndarray) -> 
     return summary
 
 
-def evaluate_scores(records: Sequence[LabelledRecord], scores: Sequence[float]) -> dict[str, Any]:
+def evaluate_scores(records: Sequence[LabelledRecord], scores: Sequence[float],
+                    first_errors: Sequence[int] | None = None) -> dict[str, Any]:
     """All figures for one set of scores.
 
     Args:
         records: the labelled records (question_id groups candidates; model enables per-model AUC).
         scores: one score in [0, 1] per record.
+        first_errors: the step each record's solution was first flagged at (-1: none), from
+            `step_predictions`, or None when the scorer does not score steps.
 
     Returns:
-        `{n, auc, accuracy, brier, positive_rate, auc_per_model, auc_within_model_mean, selection}`;
-        AUCs are None where only one label occurs; per-model keys only when records name models.
+        `{n, auc, accuracy, brier, positive_rate, auc_per_model, auc_within_model_mean, processbench_f1,
+        selection}` (and `processbench` with its parts when there is an F1); AUCs are None where only one
+        label occurs; per-model keys only when records name models.
     """
     if len(records) != len(scores):
         raise ValueError(f"{len(records)} records but {len(scores)} scores")
@@ -118,6 +210,10 @@ def evaluate_scores(records: Sequence[LabelledRecord], scores: Sequence[float]) 
         result["auc_per_model"] = per_model
         defined = [a for a in per_model.values() if a is not None]
         result["auc_within_model_mean"] = float(np.mean(defined)) if defined else None
+    bench = processbench_f1(records, first_errors) if first_errors is not None else None
+    result["processbench_f1"] = bench["f1"] if bench else None
+    if bench:
+        result["processbench"] = bench
     result["selection"] = selection_summary(records, values)
     return result
 

@@ -1,36 +1,49 @@
-"""Features of one candidate answer among its peers, the inputs of the learned small CRM.
+"""Features of one candidate answer among its peers: the in-context half of the learned small CRM.
 
-Three kinds, all computed from text the system has at scoring time (never from question ids):
-the answer's own form (is there a final number, is it marked, is it the result of a computation or just a
-number restated from the question, length, a follow-on "Question:"), the step verifier's statistics (how
-many written-out arithmetic steps hold), and the collaborative part: how this answer's final number
-relates to the other candidates' for the same question (agreement, whether the others' result appears
-in this answer's working). Model identity, reputation and a sentence embedding are optional extras.
+The candidates of one subtask (a group) are clustered by final answer (`answer_features.answer_key`:
+equal values or equal normalised text). Each answer brings its own evidence, the logit of the answer
+model's probability that it is right (which already holds the agent's reputation or its model's record);
+as in the reliability-weighted vote (`reward/reliability_vote.py`), a cluster's evidence is the sum of its
+members' logits plus a bonus of ln(1/q) per extra member (two wrong answers coincide with probability q),
+and the posterior of a cluster is exp(L_c) / (1 + sum over clusters d of exp(L_d)). The group model
+learns how far to trust that posterior, the share of peers that agree, the strongest rival cluster, and
+whether a peer's result appears in this answer's working (or this one's in theirs), and is calibrated on
+groups of the sizes seen at scoring time, one answer alone included.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from reso.reward.answers import cut_follow_on, extract_answer, to_number
-from reso.reward.steps import step_stats
+from reso.reward.answer_features import Solution
 
-_NUMBER = re.compile(r"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?")
-_EQ_RESULT = re.compile(r"=\s*\$?\s*(-?\d[\d,]*(?:\.\d+)?)")
-_MARKED = re.compile(r"####|\\boxed\{|answer is|final answer", re.IGNORECASE)
-_REL_TOL = 1e-6
+PEER_FEATURES = (
+    "answer_logit",
+    "log_peers",
+    "agree_share",
+    "agree_any",
+    "cluster_logit",
+    "rival_logit",
+    "vote_posterior",
+    "plurality",
+    "cluster_count_share",
+    "peer_final_in_text",
+    "final_in_peer_text",
+)
+# Logits are clipped so one overconfident answer model cannot swamp a cluster sum.
+_LOGIT_CLIP = 6.0
+_NO_RIVAL = -_LOGIT_CLIP
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One answer to describe: the question, its text, who wrote it and its group of peers."""
+    """One answer to score: the question, its text, its group of peers, who wrote it, their reputation."""
 
     question: str
     answer: str
@@ -39,148 +52,79 @@ class Candidate:
     reputation: float | None = None
 
 
-def _to_float(token: str) -> float | None:
+def groups_of(labels: Sequence[str]) -> dict[str, list[int]]:
+    """Indices by group label, groups in order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    for index, label in enumerate(labels):
+        groups.setdefault(label, []).append(index)
+    return groups
+
+
+def _final_value(solution: Solution) -> float | None:
+    if solution.key is None:
+        return None
     try:
-        value = float(token.replace(",", "").replace("$", ""))
+        return float(solution.key)
     except ValueError:
         return None
-    return value if math.isfinite(value) else None
 
 
-def final_number(text: str) -> float | None:
-    """The answer's final number as the answer checker reads it (text after a follow-on question dropped)."""
-    try:
-        extracted = extract_answer(cut_follow_on(text))
-        value = to_number(extracted) if extracted is not None else None
-    except Exception:  # noqa: BLE001 - the scorer must never raise on a bad answer
-        return None
-    return value if value is not None and math.isfinite(value) else None
+def _group_rows(solutions: Sequence[Solution], logits: np.ndarray, bonus: float) -> list[list[float]]:
+    n = len(solutions)
+    clipped = np.clip(logits, -_LOGIT_CLIP, _LOGIT_CLIP)
+    clusters: dict[str, list[int]] = {}
+    for i, solution in enumerate(solutions):
+        if solution.key is not None:
+            clusters.setdefault(solution.key, []).append(i)
+    evidence = {key: float(clipped[members].sum()) + (len(members) - 1) * bonus for key, members in clusters.items()}
+    top = max([0.0, *evidence.values()])
+    norm = math.exp(-top) + sum(math.exp(v - top) for v in evidence.values())
+    largest = max((len(members) for members in clusters.values()), default=0)
+    values = [_final_value(s) for s in solutions]
+    rows = []
+    for i, solution in enumerate(solutions):
+        peers = n - 1
+        key = solution.key
+        own = len(clusters[key]) - 1 if key is not None else 0
+        rivals = [v for k, v in evidence.items() if k != key]
+        others = [j for j in range(n) if j != i]
+        rows.append([
+            float(logits[i]),
+            math.log1p(peers),
+            own / peers if peers else 0.5,
+            float(own > 0),
+            evidence[key] if key is not None else float(clipped[i]),
+            max(rivals, default=_NO_RIVAL),
+            math.exp(evidence[key] - top) / norm if key is not None else 0.0,
+            float(key is not None and own + 1 == largest),
+            len(clusters) / n,
+            sum(values[j] is not None and values[j] in solution.numbers for j in others) / peers if peers else 0.0,
+            sum(values[i] is not None and values[i] in solutions[j].numbers for j in others) / peers if peers else 0.0,
+        ])
+    return rows
 
 
-def _close(a: float | None, b: float | None) -> bool:
-    if a is None or b is None:
-        return False
-    return abs(a - b) <= _REL_TOL * max(1.0, abs(a), abs(b))
+def peer_features(
+    solutions: Sequence[Solution], groups: Sequence[str], logits: np.ndarray, *, coincidence: float = 0.2
+) -> np.ndarray:
+    """The PEER_FEATURES of each answer, its peers being the answers that share its group label.
 
-
-def _numbers(text: str) -> list[float]:
-    return [v for v in (_to_float(t) for t in _NUMBER.findall(text)) if v is not None]
-
-
-def step_statistics(text: str) -> tuple[int, int]:
-    """(arithmetic steps written out, steps that hold), from the step verifier."""
-    try:
-        return step_stats(text)
-    except Exception:  # noqa: BLE001 - a verifier failure means no usable steps, not a crash
-        return 0, 0
-
-
-ANSWER_FEATURES = (
-    "has_number",
-    "marked",
-    "final_in_question",
-    "final_is_eq_result",
-    "final_is_last_eq_result",
-    "final_is_integer",
-    "ends_with_final",
-    "follow_on",
-    "log_chars",
-    "log_lines",
-    "log_numbers",
-    "n_eq",
-    "steps",
-    "steps_correct",
-    "steps_wrong",
-    "steps_share",
-)
-GROUP_FEATURES = (
-    "n_peers",
-    "agree_share",
-    "agree_any",
-    "peer_final_in_text",
-    "final_in_peer_text",
-    "peer_has_number",
-    "peer_final_in_question",
-    "peer_steps_wrong",
-)
-
-
-@dataclass(slots=True)
-class _Parsed:
-    final: float | None
-    body: str
-    numbers: list[float]
-    features: dict[str, float]
-
-
-def _parse_answer(question: str, answer: str) -> _Parsed:
-    body = cut_follow_on(answer)
-    final = final_number(answer)
-    numbers = _numbers(body)
-    question_numbers = _numbers(question)
-    eq_results = [v for v in (_to_float(t) for t in _EQ_RESULT.findall(body)) if v is not None]
-    tail_numbers = _numbers(body.rstrip()[-40:])
-    steps, steps_ok = step_statistics(body)
-    features = {
-        "has_number": float(final is not None),
-        "marked": float(bool(_MARKED.search(body))),
-        "final_in_question": float(any(_close(final, q) for q in question_numbers)),
-        "final_is_eq_result": float(any(_close(final, v) for v in eq_results)),
-        "final_is_last_eq_result": float(bool(eq_results) and _close(final, eq_results[-1])),
-        "final_is_integer": float(final is not None and abs(final - round(final)) < 1e-9),
-        "ends_with_final": float(bool(tail_numbers) and _close(final, tail_numbers[-1])),
-        "follow_on": float(len(body) < len(answer)),
-        "log_chars": math.log1p(len(body)),
-        "log_lines": math.log1p(body.count("\n")),
-        "log_numbers": math.log1p(len(numbers)),
-        "n_eq": float(len(eq_results)),
-        "steps": float(steps),
-        "steps_correct": float(steps_ok),
-        "steps_wrong": float(steps - steps_ok),
-        "steps_share": steps_ok / steps if steps else 0.5,
-    }
-    return _Parsed(final, body, numbers, features)
-
-
-def candidate_features(candidates: Sequence[Candidate]) -> np.ndarray:
-    """The answer and group features of each candidate (rows in the candidates' order).
-
-    Candidates sharing `group` are each other's peers; a candidate alone in its group gets neutral
-    group features.
+    Args:
+        solutions: every answer, read by `answer_features.read_solution`.
+        groups: one group label per answer.
+        logits: one answer-model logit per answer (its own evidence of being right).
+        coincidence: q, the chance that two wrong answers coincide (the agreement bonus is ln(1/q)).
 
     Returns:
-        An array of shape (len(candidates), len(ANSWER_FEATURES) + len(GROUP_FEATURES)).
+        An array of shape (len(solutions), len(PEER_FEATURES)), rows in the answers' order.
     """
-    parsed = [_parse_answer(c.question, c.answer) for c in candidates]
-    groups: dict[str, list[int]] = {}
-    for index, candidate in enumerate(candidates):
-        groups.setdefault(candidate.group, []).append(index)
-    rows = []
-    for index, candidate in enumerate(candidates):
-        mine = parsed[index]
-        peers = [parsed[j] for j in groups[candidate.group] if j != index]
-        group = {name: 0.0 for name in GROUP_FEATURES}
-        group["n_peers"] = float(len(peers))
-        if peers:
-            agree = [_close(mine.final, p.final) for p in peers]
-            group["agree_share"] = sum(agree) / len(peers)
-            group["agree_any"] = float(any(agree))
-            group["peer_final_in_text"] = sum(
-                any(_close(p.final, v) for v in mine.numbers) for p in peers
-            ) / len(peers)
-            group["final_in_peer_text"] = sum(
-                any(_close(mine.final, v) for v in p.numbers) for p in peers
-            ) / len(peers)
-            for name, source in (
-                ("peer_has_number", "has_number"),
-                ("peer_final_in_question", "final_in_question"),
-                ("peer_steps_wrong", "steps_wrong"),
-            ):
-                group[name] = sum(p.features[source] for p in peers) / len(peers)
-        else:
-            group["agree_share"] = 0.5
-        rows.append([mine.features[n] for n in ANSWER_FEATURES] + [group[n] for n in GROUP_FEATURES])
-    return np.asarray(rows, dtype=np.float64)
+    if not len(solutions) == len(groups) == len(logits):
+        raise ValueError(f"{len(solutions)} solutions, {len(groups)} group labels and {len(logits)} logits")
+    out = np.zeros((len(solutions), len(PEER_FEATURES)))
+    bonus = math.log(1.0 / coincidence)
+    for members in groups_of(groups).values():
+        out[members] = _group_rows([solutions[i] for i in members], np.asarray(logits)[members], bonus)
+    return out
 
 
 @functools.lru_cache(maxsize=1)
@@ -190,7 +134,6 @@ def _embedder() -> Any:
     return load_embedder("minilm")
 
 
-def embed_texts(candidates: Sequence[Candidate]) -> np.ndarray:
-    """MiniLM sentence embeddings of question + answer, from the bundled offline encoder (loaded once)."""
-    texts = [f"{c.question}\n\n{cut_follow_on(c.answer)}" for c in candidates]
-    return np.asarray(_embedder().embed(texts), dtype=np.float64)
+def embed_texts(texts: Sequence[str]) -> np.ndarray:
+    """MiniLM sentence embeddings from the bundled offline encoder (loaded once, disk-cached by text)."""
+    return np.asarray(_embedder().embed(list(texts)), dtype=np.float64).reshape(len(texts), -1)

@@ -1,16 +1,27 @@
-"""The learned small CRM: a calibrated scikit-learn classifier over answer, step and peer features.
+"""The learned small CRM: an answer model stacked under a group model, both scikit-learn, CPU, minutes.
 
-Trained on CPU in seconds from labelled records (see reward/features.py for what it looks at). Records
-sharing a question form a group of peers at training time, exactly as the candidates of one subtask do at
-scoring time. The agent's prior — its reputation when the scorer is given one, else its model's share
-right in the training data — is a feature, so the CRM can weigh a usually-right model's answer against a
-usually-wrong one's. The trained model is saved to a folder (joblib + JSON), never to the repository.
+The answer model reads one answer on its own (`reward/answer_features.py`: form, truncation, hedging,
+agreement of the final answer with the working, re-checked arithmetic, the question's notation) plus
+the agent's prior: its reputation when the scorer is given one, else its model's share right in the
+training records when the model is known, else nothing (a flag says so). A share of the training answers
+has its prior hidden, so the CRM learns to judge answers of models it has never seen. Optional frozen
+MiniLM embeddings of the question and of the answer enter as the out-of-fold logit of a logistic model
+over them. The group model then reads each answer among its peers (`reward/features.py`: the answer
+model's logit, the vote posterior of its cluster of equal answers, the strongest rival cluster, …); it is
+trained on random groups of one to all of a question's answers, so that one lone solution, the k
+candidates of a subtask and forty recorded answers are all scored as probabilities of being right.
+
+Every setting is chosen by cross-validation grouped by question on the training records
+(`reward/crm_search.py`), and the answer model's out-of-fold logits are what the group model learns
+from, so it never sees an answer model's verdict on that model's own training answers. The fitted model
+is saved to a folder (joblib + JSON), never to the repository.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,34 +29,52 @@ from typing import Any
 
 import numpy as np
 
+from reso.reward.answer_features import SOLUTION_FEATURES, Solution, read_solution
 from reso.reward.base import Score, ScoreItem, Scorer
-from reso.reward.features import (
-    ANSWER_FEATURES,
-    GROUP_FEATURES,
-    Candidate,
-    candidate_features,
-    embed_texts,
+from reso.reward.crm_search import (
+    ANSWER_GRID,
+    EMBEDDING_GRID,
+    GROUP_GRID,
+    boosted_trees,
+    choose,
+    grouped_folds,
+    logistic,
 )
+from reso.reward.features import PEER_FEATURES, Candidate, embed_texts, groups_of, peer_features
 from reso.reward.records import LabelledRecord, question_key
 
 META_FILE = "small_crm.json"
 MODEL_FILE = "classifier.joblib"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+PRIOR_FEATURES = ("prior", "prior_known")
+# Characters of an answer's working that its embedding reads (MiniLM reads 256 tokens at most).
+_EMBED_CHARS = 1500
 
 
 @dataclass(kw_only=True)
 class SmallCRMConfig:
-    """Settings of the small CRM; the defaults were chosen by grouped cross-validation on replay data."""
+    """Settings of the small CRM; `fit(tune=True)` replaces the model settings by the cross-validated best."""
 
-    classifier: str = field(default="hgb", metadata={"description": "'hgb' (gradient boosting) or 'logreg'"})
-    learning_rate: float = 0.05
-    max_depth: int | None = 3
-    max_iter: int = 200
-    c: float = field(default=1.0, metadata={"description": "inverse L2 strength of 'logreg'"})
+    answer_params: dict[str, Any] = field(
+        default_factory=lambda: dict(ANSWER_GRID[1]), metadata={"description": "the answer model's trees"}
+    )
+    group_params: dict[str, Any] = field(
+        default_factory=lambda: dict(GROUP_GRID[0]), metadata={"description": "the group model's trees"}
+    )
     use_prior: bool = field(default=True, metadata={"description": "agent reputation / model share right"})
-    use_embeddings: bool = field(default=False, metadata={"description": "MiniLM embedding of the answer"})
-    calibration: str | None = field(default="sigmoid", metadata={"description": "'sigmoid', 'isotonic', None"})
-    calibration_folds: int = 5
+    hidden_prior_share: float = field(
+        default=1 / 3, metadata={"description": "share of training answers whose prior is hidden"}
+    )
+    prior_smoothing: float = field(default=5.0, metadata={"description": "pseudo-answers at the base rate"})
+    question_embedding: bool = field(default=False, metadata={"description": "MiniLM of the question"})
+    answer_embedding: bool = field(default=False, metadata={"description": "MiniLM of question + answer"})
+    embedding_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    coincidence: float = field(default=0.2, metadata={"description": "q of the vote posterior feature"})
+    group_sizes: tuple[int, ...] = field(
+        default=(1, 2, 3, 3, 4, 5, 8, 0), metadata={"description": "training group sizes drawn; 0: all left"}
+    )
+    group_repeats: int = field(default=2, metadata={"description": "random groupings of each question"})
+    folds: int = field(default=5, metadata={"description": "grouped folds for stacking and tuning"})
     seed: int = 0
     threads: int = field(
         default=1,
@@ -54,20 +83,15 @@ class SmallCRMConfig:
 
 
 def candidates_from_records(records: Sequence[LabelledRecord]) -> list[Candidate]:
-    """Candidates for the feature builder, grouped by question."""
+    """Candidates for the CRM, grouped by question."""
     return [
-        Candidate(
-            question=r.instruction,
-            answer=r.answer,
-            group=question_key(r),
-            model=r.model or r.agent_id,
-        )
+        Candidate(question=r.instruction, answer=r.answer, group=question_key(r), model=r.model or r.agent_id)
         for r in records
     ]
 
 
 def candidates_from_items(items: Sequence[ScoreItem]) -> list[Candidate]:
-    """Candidates for the feature builder, grouped by `ScoreItem.group` (else by subtask)."""
+    """Candidates for the CRM, grouped by `ScoreItem.group` (else by subtask)."""
     return [
         Candidate(
             question=item.subtask,
@@ -80,123 +104,190 @@ def candidates_from_items(items: Sequence[ScoreItem]) -> list[Candidate]:
     ]
 
 
+def random_groups(questions: Sequence[str], sizes: Sequence[int], repeats: int, seed: int) -> list[list[int]]:
+    """Random groups of the answers of each question, `repeats` times over: sizes drawn from `sizes`
+    (0 takes every answer left), so the group model meets lone answers, small slates and whole fields."""
+    rng = random.Random(seed)
+    out: list[list[int]] = []
+    by_question = groups_of(list(questions))
+    for _ in range(max(1, repeats)):
+        for members in by_question.values():
+            left = list(members)
+            rng.shuffle(left)
+            while left:
+                size = rng.choice(list(sizes)) or len(left)
+                out.append(left[:size])
+                left = left[size:]
+    return out
+
+
+def _sigmoid(values: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(values, -30, 30)))
+
+
 class SmallCRM:
-    """A small learned reward model: `fit` on labelled records, `predict` probabilities of being right."""
+    """A small learned reward model: `fit` on labelled records, `predict_candidates` probabilities."""
 
     def __init__(self, config: SmallCRMConfig | None = None) -> None:
         self.config = config or SmallCRMConfig()
         self.model_priors: dict[str, float] = {}
         self.base_rate: float = 0.5
         self.n_train: int = 0
-        self._estimator: Any = None
+        self.selection: dict[str, Any] = {}
+        self._answer_model: Any = None
+        self._group_model: Any = None
+        self._views: dict[str, Any] = {}
+
+    @property
+    def views(self) -> list[str]:
+        """The embedding views in use, in column order."""
+        return [name for name, on in (("question_embedding", self.config.question_embedding),
+                                      ("answer_embedding", self.config.answer_embedding)) if on]
+
+    @property
+    def answer_feature_names(self) -> list[str]:
+        names = list(SOLUTION_FEATURES)
+        if self.config.use_prior:
+            names += list(PRIOR_FEATURES)
+        return names + [f"{view}_logit" for view in self.views]
 
     @property
     def feature_names(self) -> list[str]:
-        names = list(ANSWER_FEATURES) + list(GROUP_FEATURES)
-        if self.config.use_prior:
-            names += ["prior", "peer_prior_max"]
-        if self.config.use_embeddings:
-            names += [f"emb_{i}" for i in range(384)]
-        return names
+        return self.answer_feature_names + list(PEER_FEATURES)
 
-    def _prior(self, candidate: Candidate) -> float:
-        if candidate.reputation is not None and math.isfinite(candidate.reputation):
-            return float(min(max(candidate.reputation, 0.0), 1.0))
-        return self.model_priors.get(candidate.model or "", self.base_rate)
+    def _priors(self, candidates: Sequence[Candidate], hidden: np.ndarray | None = None) -> np.ndarray:
+        rows = []
+        for index, candidate in enumerate(candidates):
+            if hidden is not None and hidden[index]:
+                rows.append((self.base_rate, 0.0))
+            elif candidate.reputation is not None and math.isfinite(candidate.reputation):
+                rows.append((float(min(max(candidate.reputation, 0.0), 1.0)), 1.0))
+            elif candidate.model is not None and candidate.model in self.model_priors:
+                rows.append((self.model_priors[candidate.model], 1.0))
+            else:
+                rows.append((self.base_rate, 0.0))
+        return np.asarray(rows, dtype=np.float64).reshape(len(candidates), 2)
 
-    def features(self, candidates: Sequence[Candidate]) -> np.ndarray:
-        """The feature matrix of `candidates` (peers grouped by `Candidate.group`)."""
-        blocks = [candidate_features(candidates)]
+    def _view_inputs(self, view: str, candidates: Sequence[Candidate], solutions: Sequence[Solution]) -> np.ndarray:
+        if view == "question_embedding":
+            unique = list(dict.fromkeys(c.question for c in candidates))
+            rows = dict(zip(unique, embed_texts(unique)))
+            return np.stack([rows[c.question] for c in candidates])
+        return embed_texts([f"{c.question}\n\n{s.body[-_EMBED_CHARS:]}" for c, s in zip(candidates, solutions)])
+
+    def _answer_features(self, candidates: Sequence[Candidate], solutions: Sequence[Solution],
+                         hidden: np.ndarray | None = None) -> np.ndarray:
+        blocks = [np.asarray([s.features for s in solutions], dtype=np.float64).reshape(len(solutions), -1)]
         if self.config.use_prior:
-            priors = np.array([self._prior(c) for c in candidates])
-            peer_max = np.zeros(len(candidates))
-            groups: dict[str, list[int]] = {}
-            for index, candidate in enumerate(candidates):
-                groups.setdefault(candidate.group, []).append(index)
-            for members in groups.values():
-                for i in members:
-                    others = [priors[j] for j in members if j != i]
-                    peer_max[i] = max(others) if others else priors[i]
-            blocks.append(np.stack([priors, peer_max], axis=1))
-        if self.config.use_embeddings:
-            blocks.append(embed_texts(candidates))
+            blocks.append(self._priors(candidates, hidden))
+        for view in self.views:
+            blocks.append(self._views[view].decision_function(self._view_inputs(view, candidates, solutions))[:, None])
         return np.hstack(blocks)
 
-    def _make_estimator(self, groups: np.ndarray) -> Any:
-        from sklearn.calibration import CalibratedClassifierCV
-        from sklearn.ensemble import HistGradientBoostingClassifier
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.model_selection import GroupKFold
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-
-        cfg = self.config
-        if cfg.classifier == "hgb":
-            base: Any = HistGradientBoostingClassifier(
-                learning_rate=cfg.learning_rate,
-                max_depth=cfg.max_depth,
-                max_iter=cfg.max_iter,
-                random_state=cfg.seed,
-            )
-        elif cfg.classifier == "logreg":
-            base = make_pipeline(StandardScaler(), LogisticRegression(C=cfg.c, max_iter=5000))
-        else:
-            raise ValueError(f"classifier {cfg.classifier!r}: expected 'hgb' or 'logreg'")
-        folds = min(cfg.calibration_folds, len(set(groups.tolist())))
-        if cfg.calibration is None or folds < 2:
-            return base
-        # Calibration folds split by question so a question's peers never sit on both sides.
-        splits = list(GroupKFold(n_splits=folds).split(np.zeros(len(groups)), groups=groups))
-        return CalibratedClassifierCV(base, method=cfg.calibration, cv=splits)
-
-    def fit(self, records: Sequence[LabelledRecord]) -> SmallCRM:
+    def fit(self, records: Sequence[LabelledRecord], *, tune: bool = False) -> SmallCRM:
         """Learn from labelled records.
 
         Args:
-            records: answers with 0/1 labels; records sharing `question_id` are scored as peers.
+            records: answers with 0/1 labels; records sharing a question are peers.
+            tune: choose the answer, group and embedding models' settings from their grids by grouped
+                cross-validation (else the config's settings are used).
 
         Returns:
             self, fitted.
 
         Raises:
-            ValueError: no records, or only one label value among them.
+            ValueError: no records, fewer than two questions (with folds), or one label value only.
         """
+        from threadpoolctl import threadpool_limits
+
         if not records:
             raise ValueError("no records to train on")
         labels = np.array([r.label for r in records], dtype=int)
+        cfg = self.config
+        candidates = candidates_from_records(records)
+        questions = np.array([c.group for c in candidates])
+        # Fewer than two folds: no tuning, and the group model learns from in-sample answer logits.
+        splits = grouped_folds(questions, cfg.folds) if cfg.folds >= 2 else None
         if labels.min() == labels.max():
             raise ValueError(f"all {len(records)} training records have label {labels[0]}; need both 0 and 1")
         self.base_rate = float(labels.mean())
         per_model: dict[str, list[int]] = {}
-        for record in records:
-            per_model.setdefault(record.model or record.agent_id or "", []).append(record.label)
-        per_model.pop("", None)
+        for candidate, label in zip(candidates, labels):
+            if candidate.model:
+                per_model.setdefault(candidate.model, []).append(int(label))
         # Smoothed towards the base rate so a model seen a handful of times gets no extreme prior.
         self.model_priors = {
-            model: (sum(values) + 5 * self.base_rate) / (len(values) + 5) for model, values in per_model.items()
+            model: (sum(values) + cfg.prior_smoothing * self.base_rate) / (len(values) + cfg.prior_smoothing)
+            for model, values in per_model.items()
         }
-        candidates = candidates_from_records(records)
-        features = self.features(candidates)
-        groups = np.array([c.group for c in candidates])
-        from threadpoolctl import threadpool_limits
-
-        self._estimator = self._make_estimator(groups)
-        with threadpool_limits(limits=self.config.threads):
-            self._estimator.fit(features, labels)
+        hidden = np.random.default_rng(cfg.seed).random(len(records)) < cfg.hidden_prior_share
+        solutions = [read_solution(c.question, c.answer) for c in candidates]
+        tune = tune and splits is not None
+        with threadpool_limits(limits=cfg.threads):
+            blocks = [np.asarray([s.features for s in solutions], dtype=np.float64)]
+            if cfg.use_prior:
+                blocks.append(self._priors(candidates, hidden))
+            self._views = {}
+            for view in self.views:
+                inputs = self._view_inputs(view, candidates, solutions)
+                grid = EMBEDDING_GRID if tune else [cfg.embedding_params.get(view, EMBEDDING_GRID[0])]
+                params, self._views[view], oof = self._stage(view, logistic, grid, inputs, labels, splits)
+                cfg.embedding_params[view] = params
+                blocks.append(oof[:, None])
+            answer_x = np.hstack(blocks)
+            grid = ANSWER_GRID if tune else [cfg.answer_params]
+            cfg.answer_params, self._answer_model, oof = self._stage(
+                "answer_model", boosted_trees, grid, answer_x, labels, splits
+            )
+            groups = random_groups(questions.tolist(), cfg.group_sizes, cfg.group_repeats, cfg.seed)
+            rows = np.concatenate(groups)
+            group_labels = [f"{i}" for i, members in enumerate(groups) for _ in members]
+            group_x = peer_features([solutions[i] for i in rows], group_labels, oof[rows], coincidence=cfg.coincidence)
+            group_splits = grouped_folds(questions[rows], cfg.folds) if splits is not None else None
+            grid = GROUP_GRID if tune else [cfg.group_params]
+            cfg.group_params, self._group_model, _ = self._stage(
+                "group_model", boosted_trees, grid, group_x, labels[rows], group_splits
+            )
         self.n_train = len(records)
         return self
 
+    def _stage(self, name: str, make: Any, grid: Sequence[dict[str, Any]], features: np.ndarray,
+               labels: np.ndarray, splits: Sequence[tuple[np.ndarray, np.ndarray]] | None
+               ) -> tuple[dict[str, Any], Any, np.ndarray]:
+        """Choose a setting (by grouped cross-validation when there are folds), fit it on every row, and
+        return the setting, the fitted model and its out-of-fold decision values (in-sample without folds)."""
+        if splits is None:
+            model = make(grid[0], self.config.seed).fit(features, labels)
+            self.selection[name] = []
+            return dict(grid[0]), model, model.decision_function(features)
+        choice = choose(make, grid, features, labels, splits, seed=self.config.seed)
+        self.selection[name] = choice.table
+        return choice.params, make(choice.params, self.config.seed).fit(features, labels), choice.oof
+
+    def answer_logits(self, candidates: Sequence[Candidate]) -> np.ndarray:
+        """The answer model's logit that each candidate is right, read on its own."""
+        from threadpoolctl import threadpool_limits
+
+        if self._answer_model is None:
+            raise RuntimeError("SmallCRM is not fitted: call fit() or SmallCRM.load()")
+        solutions = [read_solution(c.question, c.answer) for c in candidates]
+        with threadpool_limits(limits=self.config.threads):
+            return self._answer_model.decision_function(self._answer_features(candidates, solutions))
+
     def predict_candidates(self, candidates: Sequence[Candidate]) -> np.ndarray:
-        """Probability that each candidate is right."""
-        if self._estimator is None:
+        """Probability that each candidate is right, its peers being the candidates of its group."""
+        from threadpoolctl import threadpool_limits
+
+        if self._answer_model is None or self._group_model is None:
             raise RuntimeError("SmallCRM is not fitted: call fit() or SmallCRM.load()")
         if not candidates:
             return np.zeros(0)
-        from threadpoolctl import threadpool_limits
-
-        features = self.features(candidates)
+        solutions = [read_solution(c.question, c.answer) for c in candidates]
         with threadpool_limits(limits=self.config.threads):
-            return self._estimator.predict_proba(features)[:, 1]
+            logits = self._answer_model.decision_function(self._answer_features(candidates, solutions))
+            group_x = peer_features(solutions, [c.group for c in candidates], logits,
+                                    coincidence=self.config.coincidence)
+            return self._group_model.predict_proba(group_x)[:, 1]
 
     def predict_records(self, records: Sequence[LabelledRecord]) -> np.ndarray:
         """Probability that each record's answer is right (labels are not looked at)."""
@@ -207,11 +298,12 @@ class SmallCRM:
         import joblib
         import sklearn
 
-        if self._estimator is None:
+        if self._answer_model is None:
             raise RuntimeError("SmallCRM is not fitted: nothing to save")
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        joblib.dump(self._estimator, directory / MODEL_FILE)
+        joblib.dump({"answer": self._answer_model, "group": self._group_model, "views": self._views},
+                    directory / MODEL_FILE)
         meta = {
             "kind": "small",
             "format_version": FORMAT_VERSION,
@@ -221,6 +313,7 @@ class SmallCRM:
             "model_priors": self.model_priors,
             "base_rate": self.base_rate,
             "n_train": self.n_train,
+            "selection": self.selection,
         }
         (directory / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         return directory
@@ -231,7 +324,7 @@ class SmallCRM:
 
         Raises:
             FileNotFoundError: the folder has no small_crm.json or classifier.joblib.
-            ValueError: the metadata is not a small CRM's or has an unknown format version.
+            ValueError: the metadata is not a small CRM's or has another format version.
         """
         import joblib
 
@@ -246,13 +339,17 @@ class SmallCRM:
         if meta.get("kind") != "small" or meta.get("format_version") != FORMAT_VERSION:
             raise ValueError(
                 f"{meta_path}: field 'kind'/'format_version': expected small/{FORMAT_VERSION}, "
-                f"got {meta.get('kind')}/{meta.get('format_version')}"
+                f"got {meta.get('kind')}/{meta.get('format_version')} (retrain with `reso crm train`)"
             )
-        crm = cls(SmallCRMConfig(**meta["config"]))
+        config = dict(meta["config"])
+        config["group_sizes"] = tuple(config.get("group_sizes", ()))
+        crm = cls(SmallCRMConfig(**config))
         crm.model_priors = {str(k): float(v) for k, v in meta["model_priors"].items()}
         crm.base_rate = float(meta["base_rate"])
         crm.n_train = int(meta["n_train"])
-        crm._estimator = joblib.load(directory / MODEL_FILE)
+        crm.selection = dict(meta.get("selection") or {})
+        fitted = joblib.load(directory / MODEL_FILE)
+        crm._answer_model, crm._group_model, crm._views = fitted["answer"], fitted["group"], fitted["views"]
         return crm
 
 
@@ -286,4 +383,3 @@ class SmallCRMScorer(Scorer):
             for i, value in zip(live, values):
                 scores[i] = Score(float(value)) if math.isfinite(value) else Score(0.0, "non-finite score")
         return [s for s in scores if s is not None]
-

@@ -11,7 +11,9 @@ A stated value that is rounded still holds when the exact value rounds to it at 
 
 Scores: the share of steps that hold, pulled toward 0.5 by `prior_weight` pseudo-steps (so one checked
 step counts for less than ten); with `prior_weight=0` it is the plain share. An answer with no checkable
-step gets the neutral 0.5 with a reason; an empty answer, or one without any number, gets 0.
+step gets the neutral 0.5 with a reason; an empty answer, or one without any number, gets 0. Given a
+solution's steps (`score_steps`), each step scores 0 when one of its equations fails, 1 when all hold, and
+the neutral 0.5 when it has none, so the first failing equation marks the first wrong step.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.base import Score, ScoreItem, Scorer, StepScoring
 
 NEUTRAL = 0.5
 _MAX_LITERAL_DIGITS = 40
@@ -127,7 +129,7 @@ def evaluate(expression: str) -> Fraction | None:
         return None
 
 
-class StepVerifierScorer(Scorer):
+class StepVerifierScorer(Scorer, StepScoring):
     """Scores each answer by the share of its written arithmetic steps that hold (no model)."""
 
     name = "steps"
@@ -148,6 +150,15 @@ class StepVerifierScorer(Scorer):
 
     def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
         return [self._score_one(item.answer) for item in items]
+
+    def score_steps(self, items: Sequence[ScoreItem], steps: Sequence[Sequence[str]]) -> list[list[float]]:
+        return [[self._step_value(text) for text in solution] for solution in steps]
+
+    def _step_value(self, text: str) -> float:
+        checked = find_steps(text, rel_tol=self.rel_tol)
+        if not checked:
+            return NEUTRAL
+        return 1.0 if all(step.holds for step in checked) else 0.0
 
     def _score_one(self, answer: object) -> Score:
         if not isinstance(answer, str) or not answer.strip():

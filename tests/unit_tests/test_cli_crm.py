@@ -15,7 +15,9 @@ from reso.reward.small_crm import SmallCRM
 from tests.unit_tests.test_small_crm import synthetic_records
 
 runner = CliRunner()
-KEYS = {"auc", "accuracy", "brier", "n", "auc_per_model", "auc_within_model_mean", "selection"}
+KEYS = {"auc", "accuracy", "brier", "n", "auc_per_model", "auc_within_model_mean", "selection", "processbench_f1",
+        "intervals"}
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "crm"
 
 
 def _invoke(*args: str) -> dict:
@@ -31,8 +33,11 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     summary = _invoke(
         "train", "--data", str(data), "--out", str(folder / "model"), "--split", "first:60", "--cv-folds", "3"
     )
-    assert (summary["n"], summary["n_questions"]) == (120, 60)
-    assert KEYS <= set(summary["cross_validation"])
+    assert (summary["n"], summary["n_questions"], summary["n_models"]) == (120, 60, 2)
+    # Tuned by default: every stage reports the cross-validated figures of the setting it chose.
+    chosen = summary["cross_validation"]["answer_model"]
+    assert chosen["params"] == summary["settings"]["answer_model"] and chosen["candidates"] == 4
+    assert 0.5 < chosen["auc"] <= 1.0 and summary["cross_validation"]["group_model"]["candidates"] == 2
     return data, folder / "model"
 
 
@@ -50,6 +55,56 @@ def test_eval_json_has_the_keys_and_sklearn_auc(synthetic: tuple[Path, Path]) ->
         roc_auc_score([labels[i] for i in careful], scores[careful])
     )
     assert set(result["selection"]["always_model_accuracy"]) == {"careful", "hasty"}
+    assert result["processbench_f1"] is None  # the small CRM does not score steps
+    low, high = result["intervals"]["auc"]
+    assert low <= result["auc"] <= high and result["intervals"]["auc_within_model_mean"] is not None
+
+
+def test_candidates_compare_the_pick_with_vote_fixed_model_and_oracle(synthetic: tuple[Path, Path]) -> None:
+    data, model = synthetic
+    result = _invoke("eval", "--model", str(model), "--data", str(data), "--split", "last:20", "--json",
+                     "--candidates", "2", "--draws", "3")
+    picks = result["candidates"]
+    test = [r for r in load_records(data) if int(r.question_id[1:]) >= 60]
+    by_question: dict[str, dict[str, int]] = {}
+    for record in test:
+        by_question.setdefault(record.question_id, {})[record.model] = record.label
+    # Two answers per question: every slate is the whole question, so the oracle and the best fixed model
+    # (careful, the better one on the CRM's training questions) are exact.
+    assert (picks["k"], picks["slates"], picks["n_questions"]) == (2, 60, 20)
+    assert picks["oracle"] == pytest.approx(sum(max(v.values()) for v in by_question.values()) / 20)
+    assert picks["best_fixed"] == pytest.approx(sum(v["careful"] for v in by_question.values()) / 20)
+    assert picks["best_fixed_from"] == "the CRM's training records"
+    assert picks["crm_minus_vote"] == pytest.approx(picks["crm"] - picks["vote"])
+    assert picks["crm"] >= picks["best_fixed"] - 0.05
+    low, high = picks["intervals"]["crm"]
+    assert low <= picks["crm"] <= high
+    too_many = runner.invoke(app, ["crm", "eval", "--model", str(model), "--data", str(data), "--candidates", "3"])
+    assert too_many.exit_code == 2 and "no question has 3 recorded answers" in too_many.output
+
+
+def test_step_labelled_records_give_processbench_f1_for_step_scorers(synthetic: tuple[Path, Path]) -> None:
+    _, model = synthetic
+    data = FIXTURES / "processbench_tiny.jsonl"
+    steps = _invoke("eval", "--model", "steps", "--data", str(data), "--json", "--bootstrap", "0")
+    # The verifier finds the two miscalculated steps and misses the misread question (see the fixture).
+    assert steps["processbench"] == {"n_with_error": 3, "n_without_error": 3, "error_accuracy": pytest.approx(2 / 3),
+                                     "correct_accuracy": 1.0, "f1": pytest.approx(0.8)}
+    assert steps["processbench_f1"] == pytest.approx(0.8) and steps["n"] == 6
+    crm = _invoke("eval", "--model", str(model), "--data", str(data), "--json", "--bootstrap", "0")
+    assert crm["processbench_f1"] is None and crm["auc"] is not None
+    assert set(crm["auc_per_model"]) == {"Qwen2-7B-Instruct", "Meta-Llama-3-8B-Instruct", "Qwen2.5-Math-7B-Instruct"}
+
+
+def test_several_files_and_a_hash_split(synthetic: tuple[Path, Path], tmp_path: Path) -> None:
+    data, model = synthetic
+    steps = FIXTURES / "processbench_tiny.jsonl"
+    both = _invoke("eval", "--model", str(model), "--data", f"{data},{steps}", "--json", "--bootstrap", "0")
+    assert both["n"] == 160 + 6
+    test = _invoke("eval", "--model", str(model), "--data", str(data), "--split", "test", "--json", "--bootstrap", "0")
+    train = _invoke("eval", "--model", str(model), "--data", str(data), "--split", "train", "--json",
+                    "--bootstrap", "0")
+    assert test["n"] + train["n"] == 160 and 0 < test["n"] < train["n"]
 
 
 def test_eval_blends_a_model_with_a_registry_scorer(synthetic: tuple[Path, Path]) -> None:
@@ -79,7 +134,7 @@ def test_prm_kind_needs_a_base(synthetic: tuple[Path, Path], tmp_path: Path) -> 
 def test_train_and_eval_on_replay_subset(shared_data: Path, tmp_path: Path) -> None:
     data = shared_data / "gsm8k-replay" / "gsm8k_replay_dev.jsonl"
     summary = _invoke(
-        "train", "--data", str(data), "--out", str(tmp_path / "m"), "--limit-questions", "150", "--cv-folds", "0"
+        "train", "--data", str(data), "--out", str(tmp_path / "m"), "--limit-questions", "150", "--no-tune"
     )
     assert (summary["n"], summary["n_questions"]) == (300, 150)
     result = _invoke("eval", "--model", str(tmp_path / "m"), "--data", str(data), "--split", "last:100", "--json")

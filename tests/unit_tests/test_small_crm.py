@@ -1,15 +1,18 @@
-"""The learned small CRM: features, fit, save/load round trip, the scorer over ScoreItems."""
+"""The learned small CRM: answer and peer features, fit, tuning, save/load round trip, the scorer."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from reso.reward.answer_features import SOLUTION_FEATURES, answer_key, read_solution, unwrap
 from reso.reward.base import ScoreItem
-from reso.reward.features import ANSWER_FEATURES, GROUP_FEATURES, Candidate, candidate_features
+from reso.reward.crm_search import ANSWER_GRID
+from reso.reward.features import PEER_FEATURES, peer_features
 from reso.reward.records import LabelledRecord
 from reso.reward.registry import build_scorer
 from reso.reward.small_crm import (
@@ -18,9 +21,10 @@ from reso.reward.small_crm import (
     SmallCRMScorer,
     candidates_from_records,
     is_small_crm_dir,
+    random_groups,
 )
 
-NAMES = list(ANSWER_FEATURES) + list(GROUP_FEATURES)
+QUICK = {"learning_rate": 0.1, "max_leaf_nodes": 7, "min_samples_leaf": 5, "l2_regularization": 1.0, "max_iter": 40}
 
 
 def synthetic_records(n_questions: int = 60, seed: int = 0) -> list[LabelledRecord]:
@@ -42,42 +46,73 @@ def synthetic_records(n_questions: int = 60, seed: int = 0) -> list[LabelledReco
     return records
 
 
-def _row(candidates: list[Candidate], index: int) -> dict[str, float]:
-    return dict(zip(NAMES, candidate_features(candidates)[index].tolist()))
+def quick_config(**overrides: object) -> SmallCRMConfig:
+    return SmallCRMConfig(answer_params=dict(QUICK), group_params=dict(QUICK), folds=3, **overrides)
 
 
-def test_answer_features_read_form_and_steps() -> None:
+def _features(question: str, answer: str) -> dict[str, float]:
+    return dict(zip(SOLUTION_FEATURES, read_solution(question, answer).features))
+
+
+def test_answer_features_read_form_truncation_hedging_and_steps() -> None:
     question = "Tom has 12 apples and buys 5 more. How many apples does he have?"
-    good = _row([Candidate(question, "He has 12 + 5 = 17 apples.\n#### 17", "g")], 0)
-    assert good["has_number"] == 1 and good["marked"] == 1
-    assert good["final_is_eq_result"] == 1 and good["final_in_question"] == 0
-    assert (good["steps"], good["steps_correct"], good["steps_wrong"]) == (1, 1, 0)
-    restated = _row([Candidate(question, "12 + 5 = 17, so he bought 5 apples", "g")], 0)
+    good = _features(question, "He has 12 + 5 = 17 apples.\n#### 17")
+    assert good["has_final"] == 1 and good["final_marked"] == 1 and good["final_integer"] == 1
+    assert good["final_is_eq_result"] == 1 and good["final_is_last_eq_result"] == 1
+    assert good["final_in_question"] == 0 and good["steps_wrong"] == 0 and good["steps_share"] == 1
+    restated = _features(question, "12 + 5 = 17, so he bought 5 apples")
     assert restated["final_in_question"] == 1 and restated["final_is_eq_result"] == 0
-    wrong = _row([Candidate(question, "12 + 5 = 18\nQuestion: next one? 3", "g")], 0)
-    assert wrong["steps_wrong"] == 1 and wrong["follow_on"] == 1
-    empty = _row([Candidate(question, "", "g")], 0)
-    assert empty["has_number"] == 0 and empty["agree_share"] == 0.5 and empty["n_peers"] == 0
+    wrong = _features(question, "12 + 5 = 18. Wait, actually I think that is a mistake. Maybe \\boxed{18}")
+    assert wrong["steps_wrong"] == 1 and wrong["revisions"] > 0 and wrong["hedges"] > 0
+    torn = _features(question, "First we add the apples together and then we")
+    assert torn["truncated"] == 1 and torn["has_final"] == 0
+    torn_json = _features(question, '{"reasoning": "He has 12 + 5 = 17 apples and')
+    assert torn_json["truncated"] == 1
+    contradicts = _features(question, "The answer is 17.\nNo: the answer is 19.\n\\boxed{19}")
+    assert contradicts["distinct_marked"] == 2
 
 
-def test_group_features_compare_peers_of_the_same_group_only() -> None:
+def test_json_wrapped_answers_are_unwrapped_even_when_not_valid_json() -> None:
+    strict = '{"reasoning": "6 * 7 = 42", "answer": "42"}'
+    assert unwrap(strict) == ("6 * 7 = 42", "42", False)
+    latex = '```json\n{\n "reasoning": "We get $\\frac{1}{2}$.",\n "answer": "\\\\frac{1}{2}"\n}\n```'
+    body, final, torn = unwrap(latex)
+    assert body.strip().startswith("We get") and "answer" not in body and final == "\\frac{1}{2}" and not torn
+    assert read_solution("q", latex).final == "\\frac{1}{2}"
+    assert unwrap("no wrapper here") == ("no wrapper here", None, False)
+    assert answer_key("1,000") == answer_key("1000.0") == "1000"
+    assert answer_key("\\frac{1}{2}") == answer_key("0.5") and answer_key(None) is None
+
+
+def test_peer_features_cluster_equal_answers_and_score_the_vote() -> None:
     question = "What is 6 times 7?"
-    candidates = [
-        Candidate(question, "6 * 7 = 42", "a"),
-        Candidate(question, "The answer is 42.", "a"),
-        Candidate(question, "6 * 7 = 43, so 43", "a"),
-        Candidate(question, "42", "b"),
-    ]
-    first, third, lone = _row(candidates, 0), _row(candidates, 2), _row(candidates, 3)
-    assert first["n_peers"] == 2 and first["agree_share"] == 0.5 and first["agree_any"] == 1
-    assert third["agree_share"] == 0 and third["final_in_peer_text"] == 0
-    assert first["peer_final_in_text"] == 0.5  # 42 appears in its text, 43 does not
-    assert lone["n_peers"] == 0
+    solutions = [read_solution(question, text) for text in ("6 * 7 = 42", "The answer is 42.", "6 * 7 = 43", "42")]
+    rows = peer_features(solutions, ["a", "a", "a", "b"], np.array([1.0, 0.0, 0.5, 2.0]))
+    named = [dict(zip(PEER_FEATURES, row)) for row in rows]
+    assert named[0]["agree_share"] == 0.5 and named[0]["agree_any"] == 1 and named[0]["plurality"] == 1
+    assert named[2]["agree_share"] == 0 and named[2]["final_in_peer_text"] == 0
+    # Cluster {42, 42}: logits 1 + 0 plus one agreement bonus ln 5; the rival is the lone 43 at 0.5.
+    assert named[0]["cluster_logit"] == pytest.approx(1.0 + np.log(5))
+    assert named[0]["rival_logit"] == pytest.approx(0.5)
+    total = 1 + np.exp(1 + np.log(5)) + np.exp(0.5)
+    assert named[1]["vote_posterior"] == pytest.approx(np.exp(1 + np.log(5)) / total)
+    assert named[3]["log_peers"] == 0 and named[3]["agree_share"] == 0.5
+    assert named[3]["vote_posterior"] == pytest.approx(np.exp(2.0) / (1 + np.exp(2.0)))
+    with pytest.raises(ValueError, match="3 group labels"):
+        peer_features(solutions, ["a", "a", "a"], np.zeros(4))
+
+
+def test_random_groups_cover_every_answer_once_per_repeat() -> None:
+    questions = ["q1"] * 7 + ["q2"] * 3
+    groups = random_groups(questions, (1, 2, 0), repeats=2, seed=0)
+    flat = sorted(i for group in groups for i in group)
+    assert flat == sorted(list(range(10)) * 2)
+    assert all(len({questions[i] for i in group}) == 1 for group in groups)
 
 
 @pytest.fixture(scope="module")
 def fitted() -> SmallCRM:
-    return SmallCRM(SmallCRMConfig(max_iter=50)).fit(synthetic_records())
+    return SmallCRM(quick_config()).fit(synthetic_records())
 
 
 def test_fit_learns_the_synthetic_rule(fitted: SmallCRM) -> None:
@@ -87,6 +122,19 @@ def test_fit_learns_the_synthetic_rule(fitted: SmallCRM) -> None:
     assert scores.shape == (60,) and ((scores >= 0) & (scores <= 1)).all()
     assert scores[labels == 1].mean() > scores[labels == 0].mean() + 0.3
     assert fitted.model_priors["careful"] > fitted.model_priors["hasty"]
+    # Alone, without peers or a known model, the answer's own form still separates right from wrong.
+    lone = [LabelledRecord(r.instruction, r.answer, r.label, question_id=f"{i}") for i, r in enumerate(test)]
+    alone = fitted.predict_records(lone)
+    assert alone[labels == 1].mean() > alone[labels == 0].mean() + 0.2
+
+
+def test_tuning_picks_from_the_grid_and_records_every_candidate() -> None:
+    crm = SmallCRM(quick_config()).fit(synthetic_records(n_questions=30), tune=True)
+    table = crm.selection["answer_model"]
+    assert len(table) == len(ANSWER_GRID) and crm.config.answer_params in ANSWER_GRID
+    best = min(table, key=lambda row: row["log_loss"])
+    assert best["params"] == crm.config.answer_params
+    assert len(crm.selection["group_model"]) >= 2
 
 
 def test_save_load_round_trip_gives_identical_scores(fitted: SmallCRM, tmp_path: Path) -> None:
@@ -96,6 +144,8 @@ def test_save_load_round_trip_gives_identical_scores(fitted: SmallCRM, tmp_path:
     test = synthetic_records(n_questions=10, seed=2)
     assert loaded.predict_records(test).tolist() == fitted.predict_records(test).tolist()
     assert loaded.config == fitted.config and loaded.model_priors == fitted.model_priors
+    meta = json.loads((folder / "small_crm.json").read_text())
+    assert meta["feature_names"] == fitted.feature_names and meta["selection"]["answer_model"]
 
 
 def test_scorer_groups_items_and_is_registered_as_small(fitted: SmallCRM, tmp_path: Path) -> None:
@@ -122,29 +172,44 @@ def test_scorer_gives_zero_with_reason_to_empty_answers(fitted: SmallCRM) -> Non
     assert scorer.score_detailed([]) == []
 
 
-def test_reputation_overrides_the_model_prior(fitted: SmallCRM) -> None:
-    base = Candidate("q", "a", "g", model="hasty")
-    assert fitted._prior(base) == fitted.model_priors["hasty"]
-    assert fitted._prior(Candidate("q", "a", "g", model="hasty", reputation=0.9)) == 0.9
-    assert fitted._prior(Candidate("q", "a", "g", model="unseen")) == fitted.base_rate
+def test_reputation_overrides_the_model_prior_and_unseen_models_have_none(fitted: SmallCRM) -> None:
+    candidates = candidates_from_records([LabelledRecord("q", "a", 1, model="hasty")])
+    assert fitted._priors(candidates).tolist() == [[fitted.model_priors["hasty"], 1.0]]
+    from reso.reward.features import Candidate
+
+    assert fitted._priors([Candidate("q", "a", "g", model="hasty", reputation=0.9)]).tolist() == [[0.9, 1.0]]
+    assert fitted._priors([Candidate("q", "a", "g", model="unseen")]).tolist() == [[fitted.base_rate, 0.0]]
 
 
-def test_fit_and_load_errors(tmp_path: Path) -> None:
+def test_fit_and_load_errors(tmp_path: Path, fitted: SmallCRM) -> None:
     with pytest.raises(ValueError, match="no records"):
         SmallCRM().fit([])
     with pytest.raises(ValueError, match="need both 0 and 1"):
         SmallCRM().fit([LabelledRecord("q", "1", 1), LabelledRecord("r", "2", 1)])
+    with pytest.raises(ValueError, match="at least two questions"):
+        SmallCRM().fit([LabelledRecord("q", "1", 1), LabelledRecord("q", "2", 0)])
     with pytest.raises(FileNotFoundError, match="not a small CRM folder"):
         SmallCRM.load(tmp_path)
     with pytest.raises(RuntimeError, match="not fitted"):
         SmallCRM().predict_records([LabelledRecord("q", "1", 1)])
+    folder = fitted.save(tmp_path / "old")
+    meta = json.loads((folder / "small_crm.json").read_text())
+    (folder / "small_crm.json").write_text(json.dumps({**meta, "format_version": 1}))
+    with pytest.raises(ValueError, match="expected small/2, got small/1 .retrain"):
+        SmallCRM.load(folder)
 
 
-def test_embeddings_add_minilm_columns_and_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RESO_CACHE_DIR", str(tmp_path / "cache"))
+def test_embedding_views_add_one_stacked_column_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reso.reward import small_crm
+
+    def fake_embed(texts: list[str]) -> np.ndarray:
+        # A deterministic stand-in for MiniLM: the text's length and digit count, so the test stays fast.
+        return np.array([[len(t) / 100, sum(ch.isdigit() for ch in t) / 10, 1.0] for t in texts])
+
+    monkeypatch.setattr(small_crm, "embed_texts", fake_embed)
     records = synthetic_records(n_questions=20)
-    crm = SmallCRM(SmallCRMConfig(use_embeddings=True, classifier="logreg", calibration=None)).fit(records)
-    assert len(crm.feature_names) == len(NAMES) + 2 + 384
-    assert crm.features(candidates_from_records(records[:3])).shape == (3, len(crm.feature_names))
+    crm = SmallCRM(quick_config(question_embedding=True, answer_embedding=True)).fit(records)
+    assert crm.answer_feature_names[-2:] == ["question_embedding_logit", "answer_embedding_logit"]
+    assert set(crm.config.embedding_params) == {"question_embedding", "answer_embedding"}
     loaded = SmallCRM.load(crm.save(tmp_path / "crm"))
     assert loaded.predict_records(records[:6]).tolist() == pytest.approx(crm.predict_records(records[:6]).tolist())
