@@ -58,8 +58,14 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 # the CRM gives the best answer less than this probability of being right, the most reliable remaining
 # agent answers too, up to three.
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
-# Further cost weights run for the accuracy–cost picture (the default weight is ReSoSettings'),
-COST_WEIGHTS = (0.3, 3.0)
+# Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
+# selection, the paper's fixed fine stage (what the adaptive stage adds), and a first stage of one.
+RESO_VARIANTS: dict[str, dict[str, Any]] = {
+    "cost weight 0.3": {"cost_weight": 0.3},
+    "cost weight 3": {"cost_weight": 3.0},
+    "fixed k=2": {"k_max": None, "confidence": None},
+    "k=1": {"k": 1},
+}
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ class DemoConfig:
     training_cost_weight: float = 0.0
     """Training selects on skill alone, so every model's record is learned, the dear ones' too; the test
     weighs cost (a deployment pays; an offline training run on replayed answers does not)."""
-    cost_weights: Sequence[float] = field(default_factory=lambda: COST_WEIGHTS)
+    reso_variants: dict[str, dict[str, Any]] = field(default_factory=lambda: dict(RESO_VARIANTS))
     swap_split: bool = False
     """Train on the test split's composites and test on the training split's: a second draw whose test
     questions are all different from the first's."""
@@ -183,17 +189,17 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) ->
     log(f"CRM fitted on the training run's records: {scorer}")
     test = base.replace(mode="test", scorer=scorer, **RESO_TEST)
     team = team_for(test)
-    methods = [("reso", test)]
-    methods += [(f"reso@cost_weight={w:g}", test.replace(cost_weight=w)) for w in config.cost_weights
-                if w != test.cost_weight]
+    # (label, method, run folder, settings)
+    runs = [("reso", "reso", "test-reso", test)]
+    runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), test.replace(**changes))
+             for label, changes in config.reso_variants.items()]
     baselines = [*(f"single:{agent}" for agent in baseline_agents(team.pool)), "random", "oracle"]
     baselines += recorded_baselines(team, log)
-    methods += [(method, test) for method in baselines]
+    runs += [(method, method, _folder(method), test) for method in baselines]
     summaries = []
-    for method, settings in methods:
-        name = method.split("@", 1)[0]
-        summary = _run(config, test_set, name, out / _folder(method), settings, config.test_limit, log)
-        summaries.append(summary)
+    for label, method, folder, settings in runs:
+        summary = _run(config, test_set, method, out / folder, settings, config.test_limit, log)
+        summaries.append({**summary, "label": label})
     write_sweep_report(out)
     return summaries
 
@@ -222,7 +228,7 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
     chosen: list[tuple[str, dict[str, Any]]] = []
     for s in summaries:
         if s["method"] == "reso":
-            chosen.append((_reso_label(s), s))
+            chosen.append((s.get("label", "reso"), s))
     if best is not None:
         chosen.append(("best single: " + s_model(best), best))
         cheap = _within(best, singles, 3.0)
@@ -246,11 +252,6 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
 
 def s_model(summary: dict[str, Any]) -> str:
     return summary["method"].removeprefix("single:").split("/", 1)[0]
-
-
-def _reso_label(summary: dict[str, Any]) -> str:
-    weight = summary.get("settings", {}).get("cost_weight")
-    return "reso" if summary["run"] == "test-reso" else f"reso (cost weight {weight:g})"
 
 
 def write_comparison(out: Path, tables: dict[str, list[dict[str, Any]]]) -> Path:

@@ -17,7 +17,7 @@ from reso.graphs.team import build_team
 def small_demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
     config = DemoConfig(out=out, world="two-model", train_limit=12, test_limit=6, concurrency=4,
-                        cost_weights=(0.1,))
+                        reso_variants={"cost weight 0.1": {"cost_weight": 0.1}})
     return out, run_demo(config, log=lambda line: None)
 
 
