@@ -251,3 +251,30 @@ def evaluate(
                                              resamples=bootstrap)
         result["candidates"]["best_fixed_from"] = source
     _print_result(result, as_json)
+
+
+@app.command()
+def ablate(
+    data: Annotated[str, typer.Option("--data", help="Record files, one per problem set: A,B.")],
+    variants: Annotated[
+        str, typer.Option("--variants", help="Comma-separated: default, no_prior, no_group, question_embedding, "
+                                             "answer_embedding.")
+    ] = "default,no_prior,no_group",
+    model_folds: Annotated[int, typer.Option("--model-folds", min=2, help="Folds of held-out models.")] = 2,
+    candidates: Annotated[int, typer.Option("--candidates", min=1, help="K of the pick among K answers.")] = 3,
+    draws: Annotated[int, typer.Option("--draws", min=1, help="Random slates of K per question.")] = 5,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """What each part of the small CRM adds, on held-out questions, held-out models and held-out problem sets."""
+    from reso.reward.crm_ablation import ablate as run_ablation
+
+    files = {Path(name.strip()).name.split(".")[0]: _load(name.strip(), None, None)
+             for name in data.split(",") if name.strip()}
+    try:
+        result = run_ablation(files, [v.strip() for v in variants.split(",") if v.strip()],
+                              model_fold_count=model_folds, k=candidates, draws=draws, seed=seed,
+                              log=lambda line: typer.echo(line, err=True))
+    except ValueError as exc:
+        _fail(str(exc))
+    _print_result(result, as_json)

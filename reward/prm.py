@@ -8,7 +8,9 @@ where the released Qwen2.5-Math-PRM checkpoints were trained to read a step's ve
 class-1 probability of the head's two logits at the separator.
 
 Items are encoded, sorted by length and run in padded batches; positions are computed from the attention
-mask so left and right padding give the same scores as one-at-a-time scoring.
+mask so left and right padding give the same scores as one-at-a-time scoring. Given a solution's steps
+(`score_steps`, for ProcessBench-style evaluation), the separator follows every step, as the released
+checkpoints were trained, and each step's score is the class-1 probability at its own separator.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reso.reward.answers import extract_answer
-from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.base import Score, ScoreItem, Scorer, StepScoring
 from reso.reward.prm_loading import STEP_SEPARATOR, LoadedPRM, load_prm, resolve_device
 
 if TYPE_CHECKING:
@@ -46,16 +48,20 @@ def user_turn(subtask: str, context: str = "") -> str:
 
 def render_prm_input(tokenizer: PreTrainedTokenizerBase, *, subtask: str, answer: str, context: str = "",
                      system_prompt: str | None = DEFAULT_SYSTEM_PROMPT,
-                     separator: str = STEP_SEPARATOR) -> tuple[str, bool]:
+                     separator: str = STEP_SEPARATOR, steps: Sequence[str] | None = None) -> tuple[str, bool]:
     """The text the PRM reads for one answer, and whether it came from the chat template.
 
-    Separators inside the texts are removed so that the appended one is the only step boundary.
+    Separators inside the texts are removed so that the appended ones are the only step boundaries: one
+    after the whole answer, or, given `steps`, one after each step (the answer is then not read).
     """
     def clean(text: str) -> str:
         return text.replace(separator, " ")
 
     user = clean(user_turn(subtask or "", context or ""))
-    assistant = clean(answer.strip()) + separator
+    if steps is not None:
+        assistant = "".join(clean(step.strip()) + separator for step in steps)
+    else:
+        assistant = clean(answer.strip()) + separator
     if getattr(tokenizer, "chat_template", None):
         messages = [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
         if system_prompt:
@@ -112,7 +118,7 @@ def head_logits(outputs: Any) -> torch.Tensor:
     return logits if logits is not None else outputs[0]
 
 
-class ProcessRewardScorer(Scorer):
+class ProcessRewardScorer(Scorer, StepScoring):
     """Scores answers with a Qwen2.5-Math-PRM-family checkpoint: class-1 probability at `<extra_0>`.
 
     Supported checkpoints: `*ForTokenClassification` models with a two-label head, the released
@@ -200,6 +206,26 @@ class ProcessRewardScorer(Scorer):
             scores[index] = Score(0.0, "no finite PRM score (separator missing or NaN logits)") if math.isnan(value) \
                 else Score(value)
         return [score if score is not None else Score(0.0, "not scored") for score in scores]
+
+    def score_steps(self, items: Sequence[ScoreItem], steps: Sequence[Sequence[str]]) -> list[list[float]]:
+        """Each step's class-1 probability at the separator that follows it. Steps whose separator was cut
+        off with the beginning of a too long input score 1 (nothing is known against them)."""
+        import torch
+
+        results: list[list[float]] = []
+        for item, solution in zip(items, steps, strict=True):
+            text, from_template = render_prm_input(self.tokenizer, subtask=item.subtask, answer="",
+                                                   context=item.context, system_prompt=self.system_prompt,
+                                                   steps=list(solution))
+            ids = encode_prm_input(self.tokenizer, text, from_template, self.max_length)
+            input_ids = torch.tensor([ids], device=self.device)
+            with torch.inference_mode():
+                outputs = self.model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), use_cache=False)
+            logits = head_logits(outputs)[0]
+            positions = (input_ids[0] == self.separator_id).nonzero().flatten()
+            values = torch.softmax(logits[positions].float(), dim=-1)[:, 1].cpu().tolist()
+            results.append([1.0] * (len(solution) - len(values)) + [float(v) for v in values][-len(solution):])
+        return results
 
     def score_token_ids(self, encoded: dict[int, list[int]]) -> dict[int, float]:
         """Scores of already encoded inputs, keyed like `encoded`; batched by length, longest first."""

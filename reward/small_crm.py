@@ -56,7 +56,7 @@ class SmallCRMConfig:
     """Settings of the small CRM; `fit(tune=True)` replaces the model settings by the cross-validated best."""
 
     answer_params: dict[str, Any] = field(
-        default_factory=lambda: dict(ANSWER_GRID[1]), metadata={"description": "the answer model's trees"}
+        default_factory=lambda: dict(ANSWER_GRID[0]), metadata={"description": "the answer model's trees"}
     )
     group_params: dict[str, Any] = field(
         default_factory=lambda: dict(GROUP_GRID[0]), metadata={"description": "the group model's trees"}
@@ -69,6 +69,7 @@ class SmallCRMConfig:
     question_embedding: bool = field(default=False, metadata={"description": "MiniLM of the question"})
     answer_embedding: bool = field(default=False, metadata={"description": "MiniLM of question + answer"})
     embedding_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    use_group: bool = field(default=True, metadata={"description": "score answers among their peers"})
     coincidence: float = field(default=0.2, metadata={"description": "q of the vote posterior feature"})
     group_sizes: tuple[int, ...] = field(
         default=(1, 2, 3, 3, 4, 5, 8, 0), metadata={"description": "training group sizes drawn; 0: all left"}
@@ -239,6 +240,9 @@ class SmallCRM:
             cfg.answer_params, self._answer_model, oof = self._stage(
                 "answer_model", boosted_trees, grid, answer_x, labels, splits
             )
+            if not cfg.use_group:
+                self.n_train = len(records)
+                return self
             groups = random_groups(questions.tolist(), cfg.group_sizes, cfg.group_repeats, cfg.seed)
             rows = np.concatenate(groups)
             group_labels = [f"{i}" for i, members in enumerate(groups) for _ in members]
@@ -278,13 +282,15 @@ class SmallCRM:
         """Probability that each candidate is right, its peers being the candidates of its group."""
         from threadpoolctl import threadpool_limits
 
-        if self._answer_model is None or self._group_model is None:
+        if self._answer_model is None or (self.config.use_group and self._group_model is None):
             raise RuntimeError("SmallCRM is not fitted: call fit() or SmallCRM.load()")
         if not candidates:
             return np.zeros(0)
         solutions = [read_solution(c.question, c.answer) for c in candidates]
         with threadpool_limits(limits=self.config.threads):
             logits = self._answer_model.decision_function(self._answer_features(candidates, solutions))
+            if not self.config.use_group:
+                return _sigmoid(logits)
             group_x = peer_features(solutions, [c.group for c in candidates], logits,
                                     coincidence=self.config.coincidence)
             return self._group_model.predict_proba(group_x)[:, 1]

@@ -211,3 +211,18 @@ def test_a_batch_out_of_gpu_memory_is_scored_in_halves(checkpoint: Path, items: 
     monkeypatch.setattr(scorer, "_forward", limited)
     assert scorer.score(items) == pytest.approx(expected, abs=1e-5)
     assert sizes[0] == 7 and max(size for size in sizes[1:] if size <= 2) == 2
+
+
+def test_step_scores_read_the_separator_after_each_step(checkpoint: Path, items: list[ScoreItem]) -> None:
+    from reso.reward.base import StepScoring
+
+    scorer = ProcessRewardScorer(checkpoint, device="cpu")
+    assert isinstance(scorer, StepScoring)
+    steps = [["Add the two numbers.", "3 + 4 = 7.", "The answer is 7."], ["7"]]
+    values = scorer.score_steps(items[:2], steps)
+    assert [len(v) for v in values] == [3, 1] and all(0.0 <= x <= 1.0 for v in values for x in v)
+    # A one-step solution is read exactly like an answer of that text: the same input, the same score.
+    alone = ScoreItem(subtask=items[1].subtask, answer="7", context=items[1].context)
+    assert values[1][0] == pytest.approx(scorer.score([alone])[0], abs=1e-5)
+    text, _ = render_prm_input(scorer.tokenizer, subtask="q", answer="ignored", steps=steps[0])
+    assert text.count("<extra_0>") == 3 and "ignored" not in text
