@@ -49,7 +49,7 @@ def demo_command(
         return
     titles = {b.stem: b.title for b in WORLDS[world]}
     for stem, rows in tables.items():
-        Console().print(_table(f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)", rows))
+        Console(width=max(Console().width, 132)).print(_table(f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)", rows))
         typer.echo(f"report: {out / stem / 'report.md'}  (per-run reports in {out / stem}/*/report.html)")
     typer.echo(f"tables: {path}")
 

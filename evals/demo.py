@@ -80,6 +80,9 @@ class DemoConfig:
     test_limit: int | None = None
     training_scorer: str = "consensus"
     training_k: int = 3
+    training_concurrency: int = 1
+    """Training questions run one at a time, so what the DADB learns (and the draws that depend on it) does
+    not follow the order in which concurrent questions happen to finish: the job is reproducible."""
     training_cost_weight: float = 0.0
     """Training selects on skill alone, so every model's record is learned, the dear ones' too; the test
     weighs cost (a deployment pays; an offline training run on replayed answers does not)."""
@@ -144,8 +147,9 @@ def _run(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings:
     problems = load_dataset(dataset, limit=limit)
     team = team_for(settings)
     log(f"{method} on {dataset} ({settings.mode}, {len(problems)} items) → {run_dir}")
+    concurrency = config.training_concurrency if settings.mode == "train" else config.concurrency
     eval_config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=run_dir,
-                             settings=settings, concurrency=config.concurrency)
+                             settings=settings, concurrency=concurrency)
     summary = asyncio.run(run_eval(eval_config, problems, team))
     write_run_report(run_dir)
     return {**summary, "run": run_dir.name}
