@@ -40,11 +40,12 @@ def _load(data: str, split: str | None, limit_questions: int | None) -> list[Any
     return records
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str, code: int = 2) -> NoReturn:
     # A plain line rather than typer's boxed usage error: a file:line:field message must not be wrapped.
-    # Exit code 2: every caller reports bad input (records, split, model spec), as the other commands do.
+    # Exit code 2 for bad input (records, split, model spec), as the other commands do; 1 when a scorer
+    # failed on every answer.
     typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=2)
+    raise typer.Exit(code=code)
 
 
 def _round(value: Any) -> Any:
@@ -215,6 +216,7 @@ def evaluate(
     """Score labelled records: AUC, accuracy, Brier, per-model AUC, ProcessBench F1, picks among K answers."""
     import numpy as np
 
+    from reso.reward.base import ScorerFailedError
     from reso.reward.crm_candidates import compare_picks, draw_slates
     from reso.reward.crm_eval import (
         bootstrap_intervals,
@@ -231,8 +233,11 @@ def evaluate(
     records = _load(data, split, None) if split else all_records
     scorers = [_scorer(spec) for spec in model]
     total = np.zeros(len(records))
-    for scorer, w in zip(scorers, weights):
-        total += w * score_records(scorer, records)
+    try:
+        for scorer, w in zip(scorers, weights):
+            total += w * score_records(scorer, records)
+    except ScorerFailedError as exc:
+        _fail(str(exc), code=1)
     scores = total / sum(weights)
     first_errors = step_predictions(scorers[0], records) if len(scorers) == 1 else None
     result: dict[str, Any] = {"model": model if len(model) > 1 else model[0], "data": data, "split": split}

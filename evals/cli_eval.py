@@ -122,6 +122,9 @@ def eval_command(
     failure = _every_item_failed(out)
     if failure:
         raise fail(f"every item failed: {failure}", code=1)
+    scoring = summary.get("scorer_failures") or {}
+    if scoring.get("scored") and scoring["failed"] == scoring["scored"]:
+        raise fail(f"the CRM failed on every answer it scored: {scoring['first']}", code=1)
 
 
 def _every_item_failed(out: Path) -> str | None:

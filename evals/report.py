@@ -73,6 +73,15 @@ def _interval_text(interval: Sequence[float] | None, signed: bool = False) -> st
     return f"{interval[0]:.1%} – {interval[1]:.1%}"
 
 
+def _scorer_failure_lines(failures: dict[str, Any] | None) -> list[str]:
+    """The CRM's failures, when it had any: how many of its scores failed, and the first reason."""
+    if not failures or not failures.get("failed"):
+        return []
+    every = failures["failed"] == failures["scored"]
+    head = "**Error: the CRM failed on every answer it scored**" if every else "**CRM failures**"
+    return [f"{head}: {failures['failed']} of {failures['scored']} scores failed (first: `{failures['first']}`).", ""]
+
+
 def write_run_report(run_dir: Path) -> Path:
     """Write `run_dir/report.md` and `run_dir/report.html` (and their plots) from the run's summary and
     results; returns the markdown page's path."""
@@ -96,6 +105,7 @@ def write_run_report(run_dir: Path) -> Path:
         "",
         "Every item, its DAG and its candidates: [report.html](report.html)",
         "",
+        *_scorer_failure_lines(summary.get("scorer_failures")),
         "## Agents chosen per kind of subtask",
         "",
     ]

@@ -38,6 +38,7 @@ from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, check_answer
+from reso.reward.base import scorer_failures
 
 REL_TOL = 0.01
 PACKAGES = ("reso-langgraph", "langgraph", "langchain-core", "langchain-openai", "torch", "transformers",
@@ -147,6 +148,7 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
         "latency_s": sum(row["latency_s"] for row in rows) / n if n else 0.0,
         "wall_s": wall_s,
         "failed_items": sum(1 for row in rows if row["status"] != "done"),
+        "scorer_failures": scorer_failures(c for row in rows for step in row["steps"] for c in step["candidates"]),
         "stopped": stopped,
         "items": items if items is not None else n,
         "items_left": (items - n) if items is not None else 0,

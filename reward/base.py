@@ -1,7 +1,10 @@
 """The scorer interface every Collaborative Reward Model implementation follows.
 
 A scorer turns a batch of candidate answers into values in [0, 1]. The batch for one subtask holds all
-k candidates, so scorers that compare candidates (consensus) see them together. Scorers that can also
+k candidates, so scorers that compare candidates (consensus) see them together. A scorer that cannot
+score an item (a judge call that failed, a model that raised) says so with `failed_score`: the neutral
+value, `failed=True`, and a reason that starts with "scorer failed: ", which is how a run's records (that
+keep only the reason) count failures; a failure is never a silent 0. Scorers that can also
 judge each step of a solution (a process reward model, the step verifier) implement `StepScoring`, which
 is what ProcessBench-style evaluation asks for.
 """
@@ -9,7 +12,7 @@ is what ProcessBench-style evaluation asks for.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,12 +33,46 @@ class ScoreItem:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+SCORER_FAILED = "scorer failed: "
+FAILED_VALUE = 0.5
+
+
 @dataclass(frozen=True, slots=True)
 class Score:
-    """A scorer's verdict on one item: a value in [0, 1] and, when it was forced, why."""
+    """A scorer's verdict on one item: a value in [0, 1], when it was forced why, and whether scoring failed."""
 
     value: float
     reason: str | None = None
+    failed: bool = False
+
+
+def failed_score(reason: str) -> Score:
+    """The score of an item the scorer could not judge: neutral, marked failed, the reason kept."""
+    return Score(FAILED_VALUE, SCORER_FAILED + reason, failed=True)
+
+
+def is_failure(reason: str | None) -> bool:
+    """Whether a recorded score reason is a scorer failure's (see `failed_score`)."""
+    return reason is not None and reason.startswith(SCORER_FAILED)
+
+
+def scorer_failures(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """How many recorded candidates (dicts with `score` and `score_reason`) were scored, how many of those
+    scores failed, and the first failure's reason."""
+    scored = failed = 0
+    first: str | None = None
+    for candidate in candidates:
+        if candidate.get("score") is None:
+            continue
+        scored += 1
+        if is_failure(candidate.get("score_reason")):
+            failed += 1
+            first = first or candidate.get("score_reason")
+    return {"failed": failed, "scored": scored, "first": first}
+
+
+class ScorerFailedError(RuntimeError):
+    """Every item a scorer was asked about failed: there are no scores to evaluate or select by."""
 
 
 class Scorer(ABC):

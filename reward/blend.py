@@ -9,7 +9,9 @@ scorers:
     rel_tol: 0.01          # other keys are that scorer's settings
 ```
 
-Weights are normalised by their sum; entries of weight 0 are skipped (and never built). A bad file fails
+Weights are normalised by their sum; entries of weight 0 are skipped (and never built). A member that fails
+on an item is left out of that item's mean (the others' weights renormalised, the failure kept in the
+reason); the item fails only when every member does. A bad file fails
 with a `ScorerConfigError` that names the file, the entry and the field. Building the scorers from the
 entries is the registry's job (`reso.reward.registry.build_scorer`).
 """
@@ -25,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.base import SCORER_FAILED, Score, ScoreItem, Scorer, failed_score
 from reso.reward.registry import ScorerConfigError
 
 _TOP_LEVEL_KEYS = {"scorers", "name", "description"}
@@ -78,11 +80,17 @@ class BlendScorer(Scorer):
     def _combine(self, results: list[list[Score]], count: int) -> list[Score]:
         combined = []
         for index in range(count):
-            value = sum(weight * results[m][index].value for m, (_, _, weight) in enumerate(self.members))
+            scores = [(name, weight, results[m][index]) for m, (name, _, weight) in enumerate(self.members)]
+            live = [(weight, score) for _, weight, score in scores if not score.failed]
+            if not live:
+                combined.append(failed_score("; ".join(f"{name}: {score.reason}" for name, _, score in scores)))
+                continue
+            value = sum(weight * score.value for weight, score in live) / sum(weight for weight, _ in live)
             reasons = [
-                f"{name}: {results[m][index].reason}"
-                for m, (name, _, _) in enumerate(self.members)
-                if results[m][index].reason
+                f"{name} left out: {score.reason.removeprefix(SCORER_FAILED)}" if score.failed
+                else f"{name}: {score.reason}"
+                for name, _, score in scores
+                if score.reason
             ]
             combined.append(Score(min(max(value, 0.0), 1.0), "; ".join(reasons) or None))
         return combined

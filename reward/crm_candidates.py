@@ -68,7 +68,7 @@ def compare_picks(records: Sequence[LabelledRecord], slates: Sequence[Sequence[i
     per_question: dict[str, dict[str, list[int]]] = {}
     offset = 0
     for slate in slates:
-        values = scores[offset : offset + len(slate)]
+        values = np.nan_to_num(scores[offset : offset + len(slate)], nan=-np.inf)  # a failed score never wins
         offset += len(slate)
         question = question_key(records[slate[0]])
         picks = {

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from reso.reward.base import ScoreItem, Scorer, StepScoring, first_error_step
+from reso.reward.base import ScoreItem, Scorer, ScorerFailedError, StepScoring, first_error_step
 from reso.reward.records import LabelledRecord, question_key
 
 
@@ -58,10 +58,14 @@ def score_groups(scorer: Scorer, records: Sequence[LabelledRecord], groups: Sequ
     """Score each group of records as one slate of peers (a record may sit in several groups).
 
     Returns:
-        One score per entry of the concatenated groups, in that order.
+        One score per entry of the concatenated groups, in that order; NaN where the scorer failed.
+
+    Raises:
+        ScorerFailedError: the scorer failed on every entry.
     """
     items = records_to_items(records)
     out: list[float] = []
+    first_failure: str | None = None
     for start in range(0, len(groups), batch_groups):
         batch = [
             ScoreItem(subtask=items[i].subtask, answer=items[i].answer, context=items[i].context,
@@ -69,8 +73,14 @@ def score_groups(scorer: Scorer, records: Sequence[LabelledRecord], groups: Sequ
             for g, members in enumerate(groups[start : start + batch_groups])
             for i in members
         ]
-        out.extend(scorer.score(batch))
-    return np.asarray(out, dtype=np.float64)
+        for score in scorer.score_detailed(batch):
+            out.append(float("nan") if score.failed else score.value)
+            if score.failed and first_failure is None:
+                first_failure = score.reason
+    values = np.asarray(out, dtype=np.float64)
+    if len(values) and np.isnan(values).all():
+        raise ScorerFailedError(f"{getattr(scorer, 'name', 'scorer')} failed on all {len(values)} answers: {first_failure}")
+    return values
 
 
 def step_predictions(scorer: Scorer, records: Sequence[LabelledRecord], threshold: float = 0.5) -> list[int] | None:
@@ -115,8 +125,10 @@ def bootstrap_intervals(records: Sequence[LabelledRecord], scores: Sequence[floa
     """
     from sklearn.metrics import roc_auc_score
 
+    keep = ~np.isnan(np.asarray(scores, dtype=np.float64))
+    records = [r for r, ok in zip(records, keep) if ok]
     labels = np.array([r.label for r in records], dtype=int)
-    values = np.clip(np.asarray(scores, dtype=np.float64), 0.0, 1.0)
+    values = np.clip(np.asarray(scores, dtype=np.float64)[keep], 0.0, 1.0)
     keys = [question_key(r) for r in records]
     index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
     question = np.array([index[key] for key in keys])
@@ -188,16 +200,25 @@ def evaluate_scores(records: Sequence[LabelledRecord], scores: Sequence[float],
             `step_predictions`, or None when the scorer does not score steps.
 
     Returns:
-        `{n, auc, accuracy, brier, positive_rate, auc_per_model, auc_within_model_mean, processbench_f1,
-        selection}` (and `processbench` with its parts when there is an F1); AUCs are None where only one
-        label occurs; per-model keys only when records name models.
+        `{n, scorer_failures, auc, accuracy, brier, positive_rate, auc_per_model, auc_within_model_mean,
+        processbench_f1, selection}` (and `processbench` with its parts when there is an F1); scores that
+        are NaN (the scorer failed) are counted in `scorer_failures` and left out of the rest; AUCs are
+        None where only one label occurs; per-model keys only when records name models.
     """
     if len(records) != len(scores):
         raise ValueError(f"{len(records)} records but {len(scores)} scores")
+    values = np.asarray(scores, dtype=np.float64)
+    failed = np.isnan(values)
+    if failed.any():
+        # Answers the scorer failed on are counted, not scored: they leave every figure below.
+        records = [r for r, bad in zip(records, failed) if not bad]
+        values = values[~failed]
+        first_errors = None if first_errors is None else [e for e, bad in zip(first_errors, failed) if not bad]
     labels = np.array([r.label for r in records], dtype=int)
-    values = np.clip(np.asarray(scores, dtype=np.float64), 0.0, 1.0)
+    values = np.clip(values, 0.0, 1.0)
     result: dict[str, Any] = {
         "n": len(records),
+        "scorer_failures": int(failed.sum()),
         "auc": _auc(labels, values),
         "accuracy": float(np.mean((values >= 0.5) == labels)) if len(labels) else None,
         "brier": float(np.mean((values - labels) ** 2)) if len(labels) else None,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.base import Score, ScoreItem, Scorer, failed_score
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -177,7 +177,7 @@ def read_verdict(reply: Any) -> Score:
             a `Verdict`, or the exception the call raised.
     """
     if isinstance(reply, BaseException):
-        return Score(NEUTRAL, f"judge call failed: {type(reply).__name__}: {_redact(str(reply))[:200]}")
+        return failed_score(f"judge call failed: {type(reply).__name__}: {_redact(str(reply))[:200]}")
     if isinstance(reply, dict) and "raw" in reply:
         parsed = reply.get("parsed")
         if isinstance(parsed, Verdict):
@@ -191,7 +191,7 @@ def read_verdict(reply: Any) -> Score:
     text = _text_of(reply)
     verdict = parse_verdict_text(text)
     if verdict is None:
-        return Score(NEUTRAL, f"unreadable judge verdict: {_redact(text)[:120]!r}")
+        return failed_score(f"unreadable judge verdict: {_redact(text)[:120]!r}")
     return Score(verdict)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reso.reward.answers import extract_answer
-from reso.reward.base import Score, ScoreItem, Scorer, StepScoring
+from reso.reward.base import Score, ScoreItem, Scorer, StepScoring, failed_score
 from reso.reward.prm_loading import STEP_SEPARATOR, LoadedPRM, load_prm, resolve_device
 
 if TYPE_CHECKING:
@@ -203,9 +203,9 @@ class ProcessRewardScorer(Scorer, StepScoring):
             else:
                 encoded[index] = self.encode(item)
         for index, value in self.score_token_ids(encoded).items():
-            scores[index] = Score(0.0, "no finite PRM score (separator missing or NaN logits)") if math.isnan(value) \
-                else Score(value)
-        return [score if score is not None else Score(0.0, "not scored") for score in scores]
+            scores[index] = failed_score("no finite PRM score (separator missing or NaN logits)") \
+                if math.isnan(value) else Score(value)
+        return [score if score is not None else failed_score("not scored") for score in scores]
 
     def score_steps(self, items: Sequence[ScoreItem], steps: Sequence[Sequence[str]]) -> list[list[float]]:
         """Each step's class-1 probability at the separator that follows it. Steps whose separator was cut

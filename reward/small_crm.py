@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from reso.reward.answer_features import SOLUTION_FEATURES, Solution, read_solution
-from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.base import Score, ScoreItem, Scorer, failed_score
 from reso.reward.crm_search import (
     ANSWER_GRID,
     EMBEDDING_GRID,
@@ -385,7 +385,7 @@ class SmallCRMScorer(Scorer):
             try:
                 values = self.model.predict_candidates(candidates_from_items([items[i] for i in live]))
             except Exception as exc:  # noqa: BLE001 - a scorer never raises on bad answers
-                return [s or Score(0.0, f"small CRM failed: {type(exc).__name__}: {exc}") for s in scores]
+                return [s or failed_score(f"small CRM: {type(exc).__name__}: {exc}") for s in scores]
             for i, value in zip(live, values):
-                scores[i] = Score(float(value)) if math.isfinite(value) else Score(0.0, "non-finite score")
+                scores[i] = Score(float(value)) if math.isfinite(value) else failed_score("small CRM: non-finite score")
         return [s for s in scores if s is not None]

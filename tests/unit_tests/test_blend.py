@@ -121,3 +121,24 @@ def test_blend_scorer_refuses_bad_weights() -> None:
         BlendScorer([("a", Constant(1.0), 0.0)])
     with pytest.raises(ValueError, match="finite number"):
         BlendScorer([("a", Constant(1.0), float("nan"))])
+
+
+def test_a_member_that_fails_is_left_out_and_all_failing_fails_the_item() -> None:
+    from reso.reward.base import Score, ScoreItem, Scorer, failed_score, is_failure
+
+    class Fixed(Scorer):
+        def __init__(self, scores: list[Score]) -> None:
+            self.scores = scores
+
+        def score_detailed(self, items):  # type: ignore[no-untyped-def]
+            return list(self.scores)
+
+    broken = Fixed([failed_score("judge call failed: timeout"), failed_score("judge call failed: timeout")])
+    working = Fixed([Score(0.8), failed_score("no finite PRM score")])
+    blend = BlendScorer([("judge", broken, 3.0), ("prm", working, 1.0)])
+    first, second = blend.score_detailed([ScoreItem(subtask="q", answer="a"), ScoreItem(subtask="q", answer="b")])
+    # The judge failed on the first item: the PRM's 0.8 alone, not 0.25 * 0.8 + 0.75 * 0.5.
+    assert first.value == pytest.approx(0.8) and not first.failed
+    assert first.reason == "judge left out: judge call failed: timeout" and not is_failure(first.reason)
+    assert second.failed and second.value == 0.5 and is_failure(second.reason)
+    assert "judge: scorer failed: judge call failed: timeout" in second.reason

@@ -164,3 +164,30 @@ def test_prm_kind_trains_a_tiny_checkpoint_that_eval_loads(tmp_path: Path) -> No
     assert json.loads((tmp_path / "prm" / "prm_training.json").read_text())["steps"] == 2
     result = _invoke("eval", "--model", str(tmp_path / "prm"), "--data", str(data), "--json")
     assert result["n"] == 8 and 0.0 <= result["brier"] <= 1.0
+
+
+def test_a_failing_scorer_is_counted_and_an_error_when_it_always_fails(
+    synthetic: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reso.reward.small_crm import SmallCRM
+
+    data, model = synthetic
+    original = SmallCRM.predict_candidates
+
+    def sometimes(self, candidates):  # type: ignore[no-untyped-def]
+        values = original(self, candidates)
+        values[:10] = float("nan")  # the scorer marks a non-finite value as a failure
+        return values
+
+    monkeypatch.setattr(SmallCRM, "predict_candidates", sometimes)
+    result = _invoke("eval", "--model", str(model), "--data", str(data), "--json", "--bootstrap", "0")
+    # Never silently scored: counted, and left out of the figures.
+    assert (result["scorer_failures"], result["n"]) == (10, 150)
+
+    def always(self, candidates):  # type: ignore[no-untyped-def]
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(SmallCRM, "predict_candidates", always)
+    failed = runner.invoke(app, ["crm", "eval", "--model", str(model), "--data", str(data), "--json"])
+    assert failed.exit_code == 1
+    assert "error: small failed on all 160 answers: scorer failed: small CRM: RuntimeError: out of memory" in failed.output

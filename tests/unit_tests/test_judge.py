@@ -129,15 +129,16 @@ def test_structured_mode_needs_tool_calling() -> None:
         JudgeScorer(GenericFakeChatModel(messages=iter([])), mode="structured")
 
 
-def test_unreadable_replies_and_failed_calls_score_neutral_with_a_reason() -> None:
+def test_unreadable_replies_and_failed_calls_are_marked_failed_with_a_reason() -> None:
     def reply(prompt: str) -> AIMessage:
         if "= 20" in prompt:
             raise RuntimeError("rate limited; key sk-abcdefghijklmnop rejected")
         return AIMessage(content="Hmm, let me think about it.")
 
     scores = JudgeScorer(ScriptedJudge(reply=reply), mode="text").score_detailed(_items()[:2])
-    assert scores[0].value == 0.5 and scores[0].reason.startswith("unreadable judge verdict")
-    assert scores[1].value == 0.5 and "RuntimeError" in scores[1].reason
+    assert scores[0].value == 0.5 and scores[0].reason.startswith("scorer failed: unreadable judge verdict")
+    assert scores[1].value == 0.5 and "judge call failed: RuntimeError" in scores[1].reason
+    assert scores[0].failed and scores[1].failed
     assert "sk-abcdefghijklmnop" not in scores[1].reason
 
 
