@@ -203,6 +203,9 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) ->
     summaries = []
     for label, method, folder, settings in runs:
         summary = _run(config, test_set, method, out / folder, settings, config.test_limit, log)
+        if label != method:  # the reports and plots name the variant as the table does
+            summary = {**summary, "run_label": label}
+            (out / folder / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
         summaries.append({**summary, "label": label})
     write_sweep_report(out)
     return summaries

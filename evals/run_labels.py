@@ -62,8 +62,10 @@ def run_labels(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
     by_method: dict[str, list[int]] = defaultdict(list)
     for index, summary in enumerate(summaries):
         by_method[str(summary["method"])].append(index)
-    labels = [method_label(summary) for summary in summaries]
+    labels = [str(summary.get("run_label") or method_label(summary)) for summary in summaries]
     for indices in by_method.values():
+        # A run that names itself (`run_label`, written by `reso demo`) keeps that name.
+        indices = [i for i in indices if not summaries[i].get("run_label")]
         if len(indices) < 2:
             continue
         group = [summaries[i] for i in indices]
