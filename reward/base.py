@@ -99,3 +99,22 @@ class StepScoring(ABC):
 def first_error_step(step_scores: Sequence[float], threshold: float = 0.5) -> int:
     """The index of the first step scored below `threshold`, -1 when none is (ProcessBench's convention)."""
     return next((index for index, value in enumerate(step_scores) if value < threshold), -1)
+
+
+class GroupScorer(Scorer):
+    """A scorer that judges the candidates of one subtask together: items sharing `ScoreItem.group` (or,
+    without one, the subtask text) form a group. Subclasses implement `score_group`."""
+
+    @abstractmethod
+    def score_group(self, group: list[ScoreItem]) -> list[Score]:
+        """One Score per item of one group, in order."""
+
+    def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
+        groups: dict[str, list[int]] = {}
+        for index, item in enumerate(items):
+            groups.setdefault(item.group if item.group is not None else f"subtask:{item.subtask}", []).append(index)
+        scores: list[Score] = [Score(0.0)] * len(items)
+        for members in groups.values():
+            for index, score in zip(members, self.score_group([items[i] for i in members]), strict=True):
+                scores[index] = score
+        return scores

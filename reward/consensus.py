@@ -12,13 +12,11 @@ A lone candidate has nobody to agree with: it gets its prior, the agent's reputa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from reso.reward.answers import answers_match, extract_answer
-from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.base import GroupScorer, Score, ScoreItem
 
 
-class ConsensusScorer(Scorer):
+class ConsensusScorer(GroupScorer):
     """Reputation-weighted agreement among the candidates of one subtask."""
 
     name = "consensus"
@@ -35,19 +33,7 @@ class ConsensusScorer(Scorer):
         self.rel_tol = rel_tol
         self.lone_prior = lone_prior
 
-    def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
-        groups: dict[str, list[int]] = {}
-        for index, item in enumerate(items):
-            groups.setdefault(item.group if item.group is not None else f"subtask:{item.subtask}", []).append(
-                index
-            )
-        scores: list[Score] = [Score(0.0)] * len(items)
-        for members in groups.values():
-            for index, score in zip(members, self._score_group([items[i] for i in members]), strict=True):
-                scores[index] = score
-        return scores
-
-    def _score_group(self, group: list[ScoreItem]) -> list[Score]:
+    def score_group(self, group: list[ScoreItem]) -> list[Score]:
         answers = [extract_answer(item.answer) if isinstance(item.answer, str) else None for item in group]
         if len(group) == 1:
             if answers[0] is None:

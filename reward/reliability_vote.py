@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 
 from reso.reward.answers import answers_match, extract_answer
-from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.base import GroupScorer, Score, ScoreItem
 
 _P_FLOOR = 0.02
 
@@ -48,7 +48,7 @@ def reliability(item: ScoreItem) -> float:
     return min(max(p, _P_FLOOR), 1.0 - _P_FLOOR)
 
 
-class ReliabilityVoteScorer(Scorer):
+class ReliabilityVoteScorer(GroupScorer):
     """Posterior probability that each answer is right, from the reliabilities of the agents behind it."""
 
     name = "reliability"
@@ -67,17 +67,7 @@ class ReliabilityVoteScorer(Scorer):
         self.bonus = math.log(1.0 / q)
         self.rel_tol = rel_tol
 
-    def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
-        groups: dict[str, list[int]] = {}
-        for index, item in enumerate(items):
-            groups.setdefault(item.group if item.group is not None else f"subtask:{item.subtask}", []).append(index)
-        scores: list[Score] = [Score(0.0)] * len(items)
-        for members in groups.values():
-            for index, score in zip(members, self._group([items[i] for i in members]), strict=True):
-                scores[index] = score
-        return scores
-
-    def _group(self, group: list[ScoreItem]) -> list[Score]:
+    def score_group(self, group: list[ScoreItem]) -> list[Score]:
         values = [extract_answer(item.answer) if isinstance(item.answer, str) else None for item in group]
         clusters: list[list[int]] = []
         for i, value in enumerate(values):
