@@ -359,6 +359,8 @@ def test_demo_refuses_a_bad_pool_or_an_unset_key_before_starting(tmp_path: Path,
     assert_one_error_line(invoke("demo", "--pool", str(pool), "--out", str(out)), 2,
                           "RESO_TEST_UNSET_KEY_VAR (api_key_env) is not set or empty")
     assert_one_error_line(invoke("demo", "--level", "extreme", "--out", str(out)), 2, "--level must be easy")
+    assert_one_error_line(invoke("demo", "--world", "flat", "--out", str(out)), 2,
+                          "--world must be one of many, two-model")
     assert not out.exists()
 
 
