@@ -105,6 +105,14 @@ def train(
     answer_embedding: Annotated[
         bool, typer.Option("--answer-embedding", help="small: add MiniLM embeddings of the answer (slow on CPU).")
     ] = False,
+    neural: Annotated[
+        bool, typer.Option("--neural", help="small: stack a small neural verifier (a cross-encoder) trained here.")
+    ] = False,
+    neural_setting: Annotated[
+        list[str] | None,
+        typer.Option("--neural-setting", help="small: KEY=VALUE of the verifier's config (hidden=256, layers=4, "
+                                              "max_train=none, device=cuda …); repeat."),
+    ] = None,
     cv_folds: Annotated[
         int, typer.Option("--cv-folds", help="small: grouped folds for tuning and stacking (under 2: neither).")
     ] = 5,
@@ -145,7 +153,8 @@ def train(
     from reso.reward.small_crm import SmallCRM, SmallCRMConfig
 
     config = SmallCRMConfig(question_embedding=question_embedding, answer_embedding=answer_embedding,
-                            folds=cv_folds, seed=seed)
+                            neural=neural, neural_params=_neural_settings(neural_setting or []), folds=cv_folds,
+                            seed=seed)
     try:
         model = SmallCRM(config).fit(records, tune=tune)
     except ValueError as exc:  # too few records, questions or labels of one kind only
@@ -159,6 +168,30 @@ def train(
         for stage, table in model.selection.items() if table
     } or None
     typer.echo(json.dumps(summary))
+
+
+def _neural_settings(pairs: list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` pairs as NeuralVerifierConfig settings, each value read as its field's type."""
+    from dataclasses import fields
+
+    from reso.reward.neural_verifier import NeuralVerifierConfig
+
+    known = {f.name: f for f in fields(NeuralVerifierConfig)}
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key.strip() not in known:
+            _fail(f"--neural-setting {pair!r}: expected KEY=VALUE with KEY one of {', '.join(known)}")
+        key, value = key.strip(), value.strip()
+        default = known[key].default
+        if value.lower() in ("none", "null"):
+            settings[key] = None
+            continue
+        try:
+            settings[key] = type(default)(value) if default is not None and not isinstance(default, str) else value
+        except ValueError:
+            _fail(f"--neural-setting {pair!r}: {value!r} is not a {type(default).__name__}")
+    return settings
 
 
 def _scorer(spec: str) -> Any:

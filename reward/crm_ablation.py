@@ -38,6 +38,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_group": {"use_group": False},
     "question_embedding": {"question_embedding": True},
     "answer_embedding": {"answer_embedding": True},
+    "neural": {"neural": True},
 }
 Log = Callable[[str], None]
 
@@ -108,7 +109,7 @@ def ablate(
 
         def fit(records: Sequence[LabelledRecord], cfg: SmallCRMConfig = config) -> SmallCRM:
             return SmallCRM(replace(cfg, answer_params=dict(cfg.answer_params), group_params=dict(cfg.group_params),
-                                    embedding_params={})).fit(records)
+                                    embedding_params={}, neural_params=dict(cfg.neural_params))).fit(records)
 
         log(f"{name}: held-out questions")
         row: dict[str, Any] = {"questions": _figures(fit(train), test, k, draws, seed)}

@@ -6,7 +6,8 @@ the agent's prior: its reputation when the scorer is given one, else its model's
 training records when the model is known, else nothing (a flag says so). A share of the training answers
 has its prior hidden, so the CRM learns to judge answers of models it has never seen. Optional frozen
 MiniLM embeddings of the question and of the answer enter as the out-of-fold logit of a logistic model
-over them. The group model then reads each answer among its peers (`reward/features.py`: the answer
+over them, and so may a small neural verifier (`reward/neural_verifier.py`, a cross-encoder trained on
+half of the questions and scoring the other half). The group model then reads each answer among its peers (`reward/features.py`: the answer
 model's logit, the vote posterior of its cluster of equal answers, the strongest rival cluster, …); it is
 trained on random groups of one to all of a question's answers, so that one lone solution, the k
 candidates of a subtask and forty recorded answers are all scored as probabilities of being right.
@@ -68,6 +69,10 @@ class SmallCRMConfig:
     prior_smoothing: float = field(default=5.0, metadata={"description": "pseudo-answers at the base rate"})
     question_embedding: bool = field(default=False, metadata={"description": "MiniLM of the question"})
     answer_embedding: bool = field(default=False, metadata={"description": "MiniLM of question + answer"})
+    neural: bool = field(default=False, metadata={"description": "a small cross-encoder over question + answer"})
+    neural_params: dict[str, Any] = field(
+        default_factory=dict, metadata={"description": "NeuralVerifierConfig settings (size is a compute budget)"}
+    )
     embedding_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     use_group: bool = field(default=True, metadata={"description": "score answers among their peers"})
     coincidence: float = field(default=0.2, metadata={"description": "q of the vote posterior feature"})
@@ -143,7 +148,8 @@ class SmallCRM:
     def views(self) -> list[str]:
         """The embedding views in use, in column order."""
         return [name for name, on in (("question_embedding", self.config.question_embedding),
-                                      ("answer_embedding", self.config.answer_embedding)) if on]
+                                      ("answer_embedding", self.config.answer_embedding),
+                                      ("neural", self.config.neural)) if on]
 
     @property
     def answer_feature_names(self) -> list[str]:
@@ -182,8 +188,31 @@ class SmallCRM:
         if self.config.use_prior:
             blocks.append(self._priors(candidates, hidden))
         for view in self.views:
-            blocks.append(self._views[view].decision_function(self._view_inputs(view, candidates, solutions))[:, None])
+            if view == "neural":
+                column = self._views[view].decision_function([c.question for c in candidates],
+                                                             [s.body for s in solutions])
+            else:
+                column = self._views[view].decision_function(self._view_inputs(view, candidates, solutions))
+            blocks.append(column[:, None])
         return np.hstack(blocks)
+
+    def _neural_stage(self, candidates: Sequence[Candidate], solutions: Sequence[Solution], labels: np.ndarray,
+                      questions: np.ndarray) -> tuple[Any, np.ndarray]:
+        """Two verifiers, each trained on half of the questions and scoring the other half (their
+        out-of-fold logits); new answers get the mean of both."""
+        from reso.reward.neural_verifier import CrossFitted, NeuralVerifier, NeuralVerifierConfig
+
+        texts = [c.question for c in candidates], [s.body for s in solutions]
+        oof = np.zeros(len(labels))
+        verifiers = []
+        for fold, (train, test) in enumerate(grouped_folds(questions, 2)):
+            settings = {"seed": self.config.seed + fold, **self.config.neural_params}
+            verifier = NeuralVerifier(NeuralVerifierConfig(**settings)).fit(
+                [texts[0][i] for i in train], [texts[1][i] for i in train], labels[train]
+            )
+            oof[test] = verifier.decision_function([texts[0][i] for i in test], [texts[1][i] for i in test])
+            verifiers.append(verifier)
+        return CrossFitted(verifiers), oof
 
     def fit(self, records: Sequence[LabelledRecord], *, tune: bool = False) -> SmallCRM:
         """Learn from labelled records.
@@ -230,6 +259,10 @@ class SmallCRM:
                 blocks.append(self._priors(candidates, hidden))
             self._views = {}
             for view in self.views:
+                if view == "neural":
+                    self._views[view], oof = self._neural_stage(candidates, solutions, labels, questions)
+                    blocks.append(oof[:, None])
+                    continue
                 inputs = self._view_inputs(view, candidates, solutions)
                 grid = EMBEDDING_GRID if tune else [cfg.embedding_params.get(view, EMBEDDING_GRID[0])]
                 params, self._views[view], oof = self._stage(view, logistic, grid, inputs, labels, splits)
