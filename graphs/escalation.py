@@ -26,6 +26,9 @@ from typing import Any, Protocol
 from reso.reward.answers import answers_match
 from reso.reward.reliability_vote import record_reliability
 
+# Asked for only when a policy needs it: reading every offered model's record costs DADB queries.
+Reliability = Callable[[], Sequence[float] | None]
+
 
 @dataclass(frozen=True, slots=True)
 class Asked:
@@ -48,9 +51,9 @@ class AskingPolicy(Protocol):
         ...
 
     def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
-             reliability: Sequence[float] | None = None) -> list[int]:
-        """Indices of further candidates to ask now, given every answer so far (and, when known, how often
-        each candidate's model was right in training); empty to stop."""
+             reliability: Reliability | None = None) -> list[int]:
+        """Indices of further candidates to ask now, given every answer so far (and, on request, how often
+        each candidate's model was right in training: `reliability()`, None when unknown); empty to stop."""
         ...
 
     def keep(self, asked: Sequence[Asked]) -> int | None:
@@ -69,7 +72,7 @@ class FixedK:
         return list(range(min(k, len(candidates))))
 
     def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
-             reliability: Sequence[float] | None = None) -> list[int]:
+             reliability: Reliability | None = None) -> list[int]:
         return []
 
     def keep(self, asked: Sequence[Asked]) -> int | None:
@@ -118,7 +121,7 @@ class Adaptive:
         return list(range(min(k, len(candidates))))
 
     def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
-             reliability: Sequence[float] | None = None) -> list[int]:
+             reliability: Reliability | None = None) -> list[int]:
         if len(asked) >= self.k_max:
             return []
         best = max((a.score for a in asked if a.value is not None and a.score is not None), default=None)
@@ -130,7 +133,8 @@ class Adaptive:
         rest = [i for i in range(len(candidates)) if i not in done and _model(candidates[i]) not in models]
         if not rest:
             return []
-        known = reliability if reliability is not None else [_reliability(c) for c in candidates]
+        records = reliability() if reliability is not None else None
+        known = records if records is not None else [_reliability(c) for c in candidates]
         pick = max(rest, key=lambda i: (known[i], -i))
         # An agent less likely to be right than the best answer so far adds cost, not confidence.
         return [pick] if best is None or known[pick] > best else []
@@ -155,7 +159,7 @@ class Cascade:
         return list(range(min(self.cheap, len(candidates))))
 
     def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
-             reliability: Sequence[float] | None = None) -> list[int]:
+             reliability: Reliability | None = None) -> list[int]:
         if len(asked) > self.cheap or len(candidates) <= self.cheap:
             return []
         values = [a.value for a in asked]

@@ -202,7 +202,13 @@ async def run_subtask(
     values: list[str | None] = []
     scores: dict[int, Score] = {}
     pending = policy.first(offered, settings.k)
-    reliability: list[float] | None = None
+    reliabilities: list[list[float] | None] = []
+
+    def reliability() -> list[float] | None:  # read once, when the policy first asks
+        if not reliabilities:
+            reliabilities.append(_reliabilities(team, offered))
+        return reliabilities[0]
+
     while pending:
         fresh = await asyncio.gather(*(_ask(team, offered[i].agent.id, prompt, budget, settings.call_timeout_s)
                                        for i in pending))
@@ -215,10 +221,8 @@ async def run_subtask(
         scores = await asyncio.to_thread(_judge, team, settings, candidates, answers, usable,
                                          instruction=instruction, context_text=context_text, group=step_id,
                                          reference=reference)
-        seen = _seen(asked, values, scores)
-        if reliability is None and len(asked) < len(offered):
-            reliability = await asyncio.to_thread(_reliabilities, team, offered)
-        pending = [i for i in policy.more(offered, seen, reliability) if 0 <= i < len(offered) and i not in asked]
+        more = await asyncio.to_thread(policy.more, offered, _seen(asked, values, scores), reliability)
+        pending = [i for i in more if 0 <= i < len(offered) and i not in asked]
     candidates = [offered[i] for i in asked]
     usable = [i for i, answer in enumerate(answers) if answer.ok]
     rewards = await asyncio.to_thread(_learn, team, settings, candidates, answers, scores, reference, credit)

@@ -50,9 +50,9 @@ def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherw
     assert policy.more(cands, [Asked(0, None, 0.95), Asked(1, "5", 0.4)]) == [3]
     assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5), Asked(3, "6", 0.5)]) == []
     # The engine's model-level reliabilities, when given, decide instead.
-    assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5)], [0.5, 0.6, 0.95, 0.9]) == [2]
+    assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5)], lambda: [0.5, 0.6, 0.95, 0.9]) == [2]
     # Nobody left is more likely right than the best answer so far: stop rather than pay.
-    assert policy.more(cands, [Asked(0, "4", 0.7), Asked(3, "5", 0.75)], [0.5, 0.6, 0.7, 0.9]) == []
+    assert policy.more(cands, [Asked(0, "4", 0.7), Asked(3, "5", 0.75)], lambda: [0.5, 0.6, 0.7, 0.9]) == []
     with pytest.raises(ValueError, match="confidence"):
         Adaptive(confidence=1.5, k_max=3)
 
@@ -210,7 +210,7 @@ def test_adaptive_never_escalates_to_another_role_of_a_model_already_asked():
              _Role(_Agent(_Model("c")))]
     policy = Adaptive(confidence=0.9, k_max=3)
     # The second role of model "a" looks most reliable (it is the same model), but would only repeat it.
-    assert policy.more(cands, [Asked(0, "1", 0.4), Asked(1, "2", 0.4)], [0.9, 0.5, 0.9, 0.8]) == [3]
+    assert policy.more(cands, [Asked(0, "1", 0.4), Asked(1, "2", 0.4)], lambda: [0.9, 0.5, 0.9, 0.8]) == [3]
 
 
 def test_the_oracle_keeps_an_exact_answer_over_one_within_tolerance():
