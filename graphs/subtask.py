@@ -221,6 +221,9 @@ async def run_subtask(
         scores = await asyncio.to_thread(_judge, team, settings, candidates, answers, usable,
                                          instruction=instruction, context_text=context_text, group=step_id,
                                          reference=reference)
+        if len(asked) == len(offered):  # nobody left to ask (always so for the paper's fixed k)
+            break
+        # The policy may read the DADB (through `reliability`): one thread hop, off the event loop.
         more = await asyncio.to_thread(policy.more, offered, _seen(asked, values, scores), reliability)
         pending = [i for i in more if 0 <= i < len(offered) and i not in asked]
     candidates = [offered[i] for i in asked]
