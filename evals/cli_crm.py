@@ -244,6 +244,9 @@ def evaluate(
         int, typer.Option("--bootstrap", min=0, help="Resamples of questions for the intervals (0: none).")
     ] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the slates, ties and resamples.")] = 0,
+    alone: Annotated[
+        bool, typer.Option("--alone", help="Score every answer on its own, without the other answers to its question.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Score labelled records: AUC, accuracy, Brier, per-model AUC, ProcessBench F1, picks among K answers."""
@@ -268,12 +271,14 @@ def evaluate(
     total = np.zeros(len(records))
     try:
         for scorer, w in zip(scorers, weights):
-            total += w * score_records(scorer, records)
+            total += w * (score_groups(scorer, records, [[i] for i in range(len(records))]) if alone
+                          else score_records(scorer, records))
     except ScorerFailedError as exc:
         _fail(str(exc), code=1)
     scores = total / sum(weights)
     first_errors = step_predictions(scorers[0], records) if len(scorers) == 1 else None
-    result: dict[str, Any] = {"model": model if len(model) > 1 else model[0], "data": data, "split": split}
+    result: dict[str, Any] = {"model": model if len(model) > 1 else model[0], "data": data, "split": split,
+                              "alone": alone}
     if len(model) > 1:
         result["weights"] = weights
     result.update(evaluate_scores(records, scores, first_errors))
@@ -299,6 +304,9 @@ def ablate(
                                              "answer_embedding.")
     ] = "default,no_prior,no_group",
     model_folds: Annotated[int, typer.Option("--model-folds", min=2, help="Folds of held-out models.")] = 2,
+    axes: Annotated[
+        str, typer.Option("--axes", help="Comma-separated: questions, models, problem_sets.")
+    ] = "questions,models,problem_sets",
     candidates: Annotated[int, typer.Option("--candidates", min=1, help="K of the pick among K answers.")] = 3,
     draws: Annotated[int, typer.Option("--draws", min=1, help="Random slates of K per question.")] = 5,
     seed: Annotated[int, typer.Option("--seed")] = 0,
@@ -311,7 +319,8 @@ def ablate(
              for name in data.split(",") if name.strip()}
     try:
         result = run_ablation(files, [v.strip() for v in variants.split(",") if v.strip()],
-                              model_fold_count=model_folds, k=candidates, draws=draws, seed=seed,
+                              model_fold_count=model_folds, axes=[a.strip() for a in axes.split(",") if a.strip()],
+                              k=candidates, draws=draws, seed=seed,
                               log=lambda line: typer.echo(line, err=True))
     except ValueError as exc:
         _fail(str(exc))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from reso.reward.crm_candidates import compare_picks, draw_slates
-from reso.reward.crm_eval import evaluate_scores, score_groups
+from reso.reward.crm_eval import bootstrap_intervals, evaluate_scores, score_groups
 from reso.reward.features import Candidate
 from reso.reward.records import LabelledRecord, split_by_question
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig, SmallCRMScorer, candidates_from_records
@@ -40,6 +40,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "answer_embedding": {"answer_embedding": True},
     "neural": {"neural": True},
 }
+AXES = ("questions", "models", "problem_sets")
 Log = Callable[[str], None]
 
 
@@ -50,13 +51,17 @@ def _alone(crm: SmallCRM, records: Sequence[LabelledRecord]) -> np.ndarray:
 
 
 def _figures(crm: SmallCRM, records: Sequence[LabelledRecord], k: int, draws: int, seed: int) -> dict[str, Any]:
-    alone = evaluate_scores(records, _alone(crm, records))
-    peers = evaluate_scores(records, crm.predict_records(records))
+    alone_scores, peer_scores = _alone(crm, records), crm.predict_records(records)
+    alone, peers = evaluate_scores(records, alone_scores), evaluate_scores(records, peer_scores)
+    alone_ci = bootstrap_intervals(records, alone_scores, seed=seed)
     out = {
         "n": len(records),
         "alone_auc": alone["auc"],
+        "alone_auc_ci": alone_ci["auc"],
         "alone_auc_within_model": alone.get("auc_within_model_mean"),
+        "alone_auc_within_model_ci": alone_ci["auc_within_model_mean"],
         "peers_auc_within_model": peers.get("auc_within_model_mean"),
+        "peers_auc_within_model_ci": bootstrap_intervals(records, peer_scores, seed=seed)["auc_within_model_mean"],
     }
     slates = draw_slates(records, k, draws, seed=seed)
     if slates:
@@ -73,8 +78,9 @@ def model_folds(records: Sequence[LabelledRecord], folds: int) -> dict[str, int]
 
 
 def _mean_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Figures averaged over folds (intervals per fold stay in `folds`)."""
     keys = [k for k in rows[0] if all(isinstance(r.get(k), (int, float)) for r in rows)]
-    return {k: float(np.mean([r[k] for r in rows])) for k in keys}
+    return {**{k: float(np.mean([r[k] for r in rows])) for k in keys}, "folds": list(rows)}
 
 
 def ablate(
@@ -82,6 +88,7 @@ def ablate(
     variants: Sequence[str],
     *,
     model_fold_count: int = 2,
+    axes: Sequence[str] = AXES,
     k: int = 3,
     draws: int = 5,
     seed: int = 0,
@@ -93,6 +100,7 @@ def ablate(
         files: records by source name (one entry per problem set).
         variants: names from VARIANTS.
         model_fold_count: folds of models for the held-out models test.
+        axes: which of AXES to test on.
         k, draws: slates of K answers, `draws` per question.
         seed: the CRM's and the slates' seed.
         log: progress lines.
@@ -100,6 +108,9 @@ def ablate(
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise ValueError(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
+    unknown = [a for a in axes if a not in AXES]
+    if unknown:
+        raise ValueError(f"unknown axis {unknown[0]!r} (known: {', '.join(AXES)})")
     everything = [r for records in files.values() for r in records]
     train, test = split_by_question(everything, "train"), split_by_question(everything, "test")
     folds = model_folds(everything, model_fold_count)
@@ -111,28 +122,34 @@ def ablate(
             return SmallCRM(replace(cfg, answer_params=dict(cfg.answer_params), group_params=dict(cfg.group_params),
                                     embedding_params={}, neural_params=dict(cfg.neural_params))).fit(records)
 
-        log(f"{name}: held-out questions")
-        row: dict[str, Any] = {"questions": _figures(fit(train), test, k, draws, seed)}
+        row: dict[str, Any] = {}
+        if "questions" in axes:
+            log(f"{name}: held-out questions")
+            row["questions"] = _figures(fit(train), test, k, draws, seed)
         by_fold = []
-        for fold in range(model_fold_count):
+        for fold in range(model_fold_count if "models" in axes else 0):
             seen = [r for r in train if folds.get(r.model or "") != fold]
             unseen = [r for r in test if folds.get(r.model or "") == fold]
             if not unseen or len({r.label for r in seen}) < 2:
                 continue  # every model hashed to one side: nothing to hold out in this fold
             log(f"{name}: held-out models, fold {fold}")
             by_fold.append(_figures(fit(seen), unseen, k, draws, seed))
-        row["models"] = _mean_rows(by_fold) if by_fold else None
+        if "models" in axes:
+            row["models"] = _mean_rows(by_fold) if by_fold else None
         transfer = {}
         for source, records in files.items():
             for target, others in files.items():
-                if source == target:
+                if source == target or "problem_sets" not in axes:
                     continue
                 log(f"{name}: trained on {source}, tested on {target}")
                 crm = fit(split_by_question(records, "train"))
                 held = split_by_question(others, "test")
-                scores = evaluate_scores(held, _alone(crm, held))
-                transfer[f"{source}->{target}"] = {"alone_auc": scores["auc"],
-                                                   "alone_auc_within_model": scores.get("auc_within_model_mean")}
-        row["problem_sets"] = transfer
+                alone = _alone(crm, held)
+                scores, ci = evaluate_scores(held, alone), bootstrap_intervals(held, alone, seed=seed)
+                transfer[f"{source}->{target}"] = {"alone_auc": scores["auc"], "alone_auc_ci": ci["auc"],
+                                                   "alone_auc_within_model": scores.get("auc_within_model_mean"),
+                                                   "alone_auc_within_model_ci": ci["auc_within_model_mean"]}
+        if "problem_sets" in axes:
+            row["problem_sets"] = transfer
         result["variants"][name] = row
     return result

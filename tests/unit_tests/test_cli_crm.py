@@ -191,3 +191,18 @@ def test_a_failing_scorer_is_counted_and_an_error_when_it_always_fails(
     failed = runner.invoke(app, ["crm", "eval", "--model", str(model), "--data", str(data), "--json"])
     assert failed.exit_code == 1
     assert "error: small failed on all 160 answers: scorer failed: small CRM: RuntimeError: out of memory" in failed.output
+
+
+def test_alone_scores_every_answer_without_its_peers(synthetic: tuple[Path, Path]) -> None:
+    from reso.reward.features import Candidate
+    from reso.reward.small_crm import candidates_from_records
+
+    data, model = synthetic
+    result = _invoke("eval", "--model", str(model), "--data", str(data), "--split", "last:20", "--json",
+                     "--bootstrap", "0", "--alone")
+    test = [r for r in load_records(data) if int(r.question_id[1:]) >= 60]
+    crm = SmallCRM.load(model)
+    lone = [Candidate(c.question, c.answer, f"{i}", model=c.model) for i, c in enumerate(candidates_from_records(test))]
+    scores = crm.predict_candidates(lone)
+    assert result["alone"] is True
+    assert result["auc"] == pytest.approx(roc_auc_score([r.label for r in test], scores))

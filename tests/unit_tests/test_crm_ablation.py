@@ -56,5 +56,12 @@ def test_ablate_reports_every_variant_on_each_held_out_axis(tmp_path: Path) -> N
     questions = alone_only["questions"]
     assert questions["peers_auc_within_model"] == pytest.approx(questions["alone_auc_within_model"], abs=0.05)
     assert 0.0 <= default["questions"]["pick3_crm"] <= 1.0 and 0.0 <= default["questions"]["pick3_vote"] <= 1.0
+    low, high = default["questions"]["alone_auc_ci"]
+    assert low <= default["questions"]["alone_auc"] <= high
+    assert len(default["models"]["folds"]) in (1, 2)
+    only = runner.invoke(app, ["crm", "ablate", "--data", f"{first},{second}", "--variants", "no_prior",
+                               "--axes", "questions", "--draws", "1", "--json"])
+    assert only.exit_code == 0, only.output
+    assert set(json.loads(only.stdout.strip().splitlines()[-1])["variants"]["no_prior"]) == {"questions"}
     bad = runner.invoke(app, ["crm", "ablate", "--data", str(first), "--variants", "nonsense"])
     assert bad.exit_code == 2 and "unknown variant 'nonsense'" in bad.output
