@@ -206,3 +206,19 @@ def test_alone_scores_every_answer_without_its_peers(synthetic: tuple[Path, Path
     scores = crm.predict_candidates(lone)
     assert result["alone"] is True
     assert result["auc"] == pytest.approx(roc_auc_score([r.label for r in test], scores))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"problem": "q", "steps": ["a", "b"], "label": 5}\n',
+         "pb.jsonl:1: field 'label': expected -1 (no wrong step) or a step index below 2, got 5"),
+        ('{"instruction": "q", "steps": "one step"}\n', "pb.jsonl:1: field 'steps': expected a non-empty list of step texts"),
+    ],
+)
+def test_bad_step_records_are_one_line_with_exit_code_2(tmp_path: Path, content: str, message: str) -> None:
+    bad = tmp_path / "pb.jsonl"
+    bad.write_text(content, encoding="utf-8")
+    result = runner.invoke(app, ["crm", "eval", "--data", str(bad), "--model", "steps"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [f"error: {bad.parent}/{message}"]
