@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from reso.reward.answer_features import Solution
+from reso.reward.base import ScoreItem
+from reso.reward.records import LabelledRecord, question_key
 
 PEER_FEATURES = (
     "answer_logit",
@@ -58,6 +61,45 @@ def groups_of(labels: Sequence[str]) -> dict[str, list[int]]:
     for index, label in enumerate(labels):
         groups.setdefault(label, []).append(index)
     return groups
+
+
+def candidates_from_records(records: Sequence[LabelledRecord]) -> list[Candidate]:
+    """Candidates for the CRM, grouped by question."""
+    return [
+        Candidate(question=r.instruction, answer=r.answer, group=question_key(r), model=r.model or r.agent_id)
+        for r in records
+    ]
+
+
+def candidates_from_items(items: Sequence[ScoreItem]) -> list[Candidate]:
+    """Candidates for the CRM, grouped by `ScoreItem.group` (else by subtask)."""
+    return [
+        Candidate(
+            question=item.subtask,
+            answer=item.answer,
+            group=item.group if item.group is not None else item.subtask,
+            model=item.model or item.agent_id or None,
+            reputation=item.reputation,
+        )
+        for item in items
+    ]
+
+
+def random_groups(questions: Sequence[str], sizes: Sequence[int], repeats: int, seed: int) -> list[list[int]]:
+    """Random groups of the answers of each question, `repeats` times over: sizes drawn from `sizes`
+    (0 takes every answer left), so the group model meets lone answers, small slates and whole fields."""
+    rng = random.Random(seed)
+    out: list[list[int]] = []
+    by_question = groups_of(list(questions))
+    for _ in range(max(1, repeats)):
+        for members in by_question.values():
+            left = list(members)
+            rng.shuffle(left)
+            while left:
+                size = rng.choice(list(sizes)) or len(left)
+                out.append(left[:size])
+                left = left[size:]
+    return out
 
 
 def _final_value(solution: Solution) -> float | None:

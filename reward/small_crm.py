@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,8 +40,16 @@ from reso.reward.crm_search import (
     grouped_folds,
     logistic,
 )
-from reso.reward.features import PEER_FEATURES, Candidate, embed_texts, groups_of, peer_features
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.features import (
+    PEER_FEATURES,
+    Candidate,
+    candidates_from_items,
+    candidates_from_records,
+    embed_texts,
+    peer_features,
+    random_groups,
+)
+from reso.reward.records import LabelledRecord
 
 META_FILE = "small_crm.json"
 MODEL_FILE = "classifier.joblib"
@@ -86,45 +93,6 @@ class SmallCRMConfig:
         default=1,
         metadata={"description": "OpenMP/BLAS threads; one is fastest at this size and never oversubscribes"},
     )
-
-
-def candidates_from_records(records: Sequence[LabelledRecord]) -> list[Candidate]:
-    """Candidates for the CRM, grouped by question."""
-    return [
-        Candidate(question=r.instruction, answer=r.answer, group=question_key(r), model=r.model or r.agent_id)
-        for r in records
-    ]
-
-
-def candidates_from_items(items: Sequence[ScoreItem]) -> list[Candidate]:
-    """Candidates for the CRM, grouped by `ScoreItem.group` (else by subtask)."""
-    return [
-        Candidate(
-            question=item.subtask,
-            answer=item.answer,
-            group=item.group if item.group is not None else item.subtask,
-            model=item.model or item.agent_id or None,
-            reputation=item.reputation,
-        )
-        for item in items
-    ]
-
-
-def random_groups(questions: Sequence[str], sizes: Sequence[int], repeats: int, seed: int) -> list[list[int]]:
-    """Random groups of the answers of each question, `repeats` times over: sizes drawn from `sizes`
-    (0 takes every answer left), so the group model meets lone answers, small slates and whole fields."""
-    rng = random.Random(seed)
-    out: list[list[int]] = []
-    by_question = groups_of(list(questions))
-    for _ in range(max(1, repeats)):
-        for members in by_question.values():
-            left = list(members)
-            rng.shuffle(left)
-            while left:
-                size = rng.choice(list(sizes)) or len(left)
-                out.append(left[:size])
-                left = left[size:]
-    return out
 
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
