@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reso.agents.pool import Pool
 from reso.evals.datasets import load_dataset
-from reso.evals.methods import MethodError, best_recorded, model_name, parse_method
+from reso.evals.methods import MethodError, best_recorded, model_agents, model_name, parse_method
 from reso.evals.report import write_run_report, write_sweep_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
@@ -70,6 +71,8 @@ RESO_VARIANTS: dict[str, dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class DemoConfig:
+    """What `reso demo` runs: the world, the composite size, the pool, and how training and testing go."""
+
     out: Path
     world: str = "many"
     level: str = "easy"
@@ -101,13 +104,9 @@ def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
     return str(data_dir() / benchmark.pool)
 
 
-def baseline_agents(pool: Any) -> list[str]:
+def baseline_agents(pool: Pool) -> list[str]:
     """One agent per distinct LLM model (its first role): the single-model baselines."""
-    seen: dict[str, str] = {}
-    for agent in pool:
-        if agent.kind == "llm":
-            seen.setdefault(agent.model.spec, agent.id)
-    return list(seen.values())
+    return [agent_id for agent_id in model_agents(pool) if pool.get(agent_id).kind == "llm"]
 
 
 def cascade_from_record(team: Team) -> str:
