@@ -38,7 +38,8 @@ and gate:
     mean   = (reward_sum + 1) / (n + 2)               posterior mean ("reputation"): 0.5 before any visit
     belief = thompson: a draw from Beta((reward_sum + 1) / c^2, (n - reward_sum + 1) / c^2)
              kl-ucb:   max {q : n * KL(reward_sum / n, q) <= c * ln(N + 1.01)}
-             both:     1 when n = 0, so every candidate is tried once, as UCB's unbounded bonus does
+             c = 0:    the posterior mean (both variants; deterministic)
+             n = 0:    1 (every variant, every c): a candidate never tried is tried first, as under UCB
     base   = (w_rep * mean - P_cost + S_sim) / 2
     bonus  = w_rep * (belief - mean) / 2               so that score = (w_rep * belief - P_cost + S_sim) / 2 * gate
     score  = (base + bonus) * gate
@@ -47,7 +48,7 @@ The Thompson draw comes from the posterior sharpened by c (same mean, about c ti
 plain Thompson sampling, which keeps exploring when 63 agents with close success rates share 2,000
 subtasks). Its default, c = 0.3, was chosen on routing-simulation seeds 8-103, away from the seeds 0-7
 that `reso bench routing` reports. KL-UCB's default c is 1 (plain KL-UCB). c = 0 scores the posterior
-mean, deterministically, for every candidate (visited or not): a frozen DADB is exploited.
+mean of every visited candidate, deterministically: a frozen DADB is exploited.
 """
 
 from __future__ import annotations
@@ -156,10 +157,13 @@ def bayes_components(
     elif config.variant == "thompson":
         if rng is None:
             raise ValueError("the thompson variant needs a random generator (rng) for its posterior draws")
-        belief = np.where(n > 0, thompson_belief(alpha, beta, rng, c), 1.0)
+        belief = thompson_belief(alpha, beta, rng, c)
     else:
         empirical = np.divide(rewards, n, out=np.zeros_like(n), where=n > 0)
         belief = kl_upper_bound(empirical, n, c * float(np.log(total_visits + _LOG_OFFSET)))
+    # A candidate never visited gets the benefit of the doubt, exploiting or not, as under UCB (whose smoothed
+    # mean is 1 for it): with every mean at the prior's 0.5, a fresh DADB would otherwise pick by price alone.
+    belief = np.where(n > 0, belief, 1.0)
     s_rep = config.w_rep * mean
     mean_cost, penalty = _normalized_cost(np.asarray(cost_sum, dtype=np.float64), n, prior_cost, config)
     base = (s_rep - penalty + s_sim) / 2.0

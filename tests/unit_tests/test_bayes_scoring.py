@@ -62,29 +62,40 @@ def test_beta_posterior_takes_fractional_rewards() -> None:
 
 
 @pytest.mark.parametrize("variant", ["thompson", "kl-ucb"])
-def test_posterior_mean_is_half_before_any_visit(variant) -> None:
-    exploit = _by_id(_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], variant=variant, exploration_c=0.0, k=2),
-                     [1.0, 0])
-    for parts in exploit.values():
-        assert parts["visits"] == 0 and parts["posterior_mean"] == 0.5 and parts["reputation"] == 0.5
-        assert parts["belief"] == 0.5 and parts["exploration"] == 0.0
-    explore = _by_id(_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], variant=variant, k=2), [1.0, 0])
-    # While learning, an unvisited candidate is believed perfect once, so every agent is tried.
-    for parts in explore.values():
-        assert parts["belief"] == 1.0 and parts["exploration"] == pytest.approx(2.0 * (1.0 - 0.5) / 2)
+@pytest.mark.parametrize("exploration_c", [None, 0.0])
+def test_posterior_mean_is_half_before_any_visit_and_the_belief_is_optimistic(variant, exploration_c) -> None:
+    parts = _by_id(_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], variant=variant, exploration_c=exploration_c,
+                             k=2), [1.0, 0])
+    for row in parts.values():
+        assert row["visits"] == 0 and row["posterior_mean"] == 0.5 and row["reputation"] == 0.5
+        # An agent never tried is believed perfect, as UCB's smoothed mean (1 at n = 0) has it.
+        assert row["belief"] == 1.0 and row["exploration"] == pytest.approx(2.0 * (1.0 - 0.5) / 2)
 
 
 @pytest.mark.parametrize("variant", ["thompson", "kl-ucb"])
-def test_unvisited_agent_is_tried_before_a_good_known_one_only_while_learning(variant) -> None:
+def test_unvisited_agent_is_tried_before_a_good_known_one_and_exploiting_ranks_by_posterior_mean(variant) -> None:
     db = DADB()
     for i in range(20):  # at list price: 1,000 tokens in, 500 out
         db.record("known", 1.0 if i < 18 else 0.0, 0.002, 1500)
-    prices = {"known": 1.0, "new": 1.0}
-    learning = _selector(prices, [[1, 0], [1, 0]], db, variant=variant, k=1)
-    frozen = _selector(prices, [[1, 0], [1, 0]], db, variant=variant, k=1, exploration_c=0.0)
+        db.record("weaker", 1.0 if i < 15 else 0.0, 0.002, 1500)
+    prices = {"known": 1.0, "weaker": 1.0, "new": 1.0}
+    vectors = [[1, 0], [1, 0], [1, 0]]
+    learning = _selector(prices, vectors, db, variant=variant, k=3)
     assert learning.select_vector(np.array([1.0, 0]))[0].agent.id == "new"
-    best = frozen.select_vector(np.array([1.0, 0]))[0]
-    assert best.agent.id == "known" and best.components["posterior_mean"] == pytest.approx(19 / 22)
+    frozen = _selector(prices, vectors, db, variant=variant, k=3, exploration_c=0.0)
+    ranked = frozen.select_vector(np.array([1.0, 0]))
+    assert [c.agent.id for c in ranked] == ["new", "known", "weaker"]
+    assert ranked[1].components["belief"] == ranked[1].components["posterior_mean"] == pytest.approx(19 / 22)
+    assert ranked[2].components["belief"] == pytest.approx(16 / 22)
+
+
+def test_a_fresh_dadb_still_asks_the_best_matching_agents_of_different_models() -> None:
+    # With every mean at the prior's 0.5, the price would decide alone; the optimistic belief keeps the
+    # similar dear agent ahead of a cheap one whose profile does not match.
+    vectors = [[0.4, math.sqrt(1 - 0.4**2)], [0.25, math.sqrt(1 - 0.25**2)]]  # cosines 0.4 and 0.25
+    parts = _by_id(_selector({"dear": 10.0, "cheap": 0.0}, vectors, k=2, exploration_c=0.0), [1.0, 0])
+    assert parts["dear"]["cost_penalty"] == 1.0 and parts["cheap"]["cost_penalty"] == 0.0
+    assert parts["dear"]["score"] > parts["cheap"]["score"]
 
 
 def test_posterior_mean_and_kl_bound_grow_with_reward_and_the_bound_tightens_with_visits() -> None:
@@ -176,7 +187,8 @@ def test_a_frozen_dadb_is_exploited_deterministically(tiny_db) -> None:
         selector = _selector({"a": 1.0, "b": 1.0, "c": 1.0}, np.eye(3), tiny_db, k=3, seed=seed, exploration_c=0.0)
         rounds = [_by_id(selector, [1.0, 0.9, 0.8]) for _ in range(3)]
         assert rounds[0] == rounds[1] == rounds[2]
-        assert all(p["belief"] == p["posterior_mean"] for p in rounds[0].values())
+        assert all(p["belief"] == p["posterior_mean"] for p in rounds[0].values() if p["visits"] > 0)
+        assert rounds[0]["c"]["visits"] == 0 and rounds[0]["c"]["belief"] == 1.0
         picks.append([c.agent.id for c in selector.select_vector(np.array([1.0, 0.9, 0.8]))])
     assert picks[0] == picks[1]
 
