@@ -42,6 +42,8 @@ def eval_command(
     confidence: Annotated[Optional[float], typer.Option(
         help="Adaptive fine stage: ask one more candidate while the best CRM score is below this.")] = None,
     cost_weight: Annotated[Optional[float], typer.Option(help="Weight of the cost penalty in selection.")] = None,
+    exploration: Annotated[Optional[float], typer.Option(
+        help="Exploration constant of the selection policy (training; 1 is plain Thompson sampling).")] = None,
     integration: Annotated[Optional[str], typer.Option(
         help="tool: integration steps go to the exact tool for every method (default) | select.")] = None,
     embedder: Annotated[Optional[str], typer.Option(help="Subtask embedder: minilm | hash:DIM | openai:MODEL.")] = None,
@@ -88,6 +90,7 @@ def eval_command(
             **{key: value for key, value in {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd,
                                               "max_tokens": max_tokens, "max_seconds": max_seconds,
                                               "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
+                                              "exploration": exploration,
                                               "integration": integration}.items()
                if value is not None})
         policy_for(settings.k_max, settings.confidence)  # checks the adaptive settings before any run

@@ -86,6 +86,9 @@ class DemoConfig:
     training_concurrency: int = 1
     """Training questions run one at a time, so what the DADB learns (and the draws that depend on it) does
     not follow the order in which concurrent questions happen to finish: the job is reproducible."""
+    training_exploration: float = 1.0
+    """Plain Thompson sampling in training: a learning run should not give up on an agent after an unlucky
+    start (routing's sharper default, 0.3, can)."""
     training_cost_weight: float = 0.0
     """Training selects on skill alone, so every model's record is learned, the dear ones' too; the test
     weighs cost (a deployment pays; an offline training run on replayed answers does not)."""
@@ -186,7 +189,8 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) ->
     if config.swap_split:
         train_set, test_set = test_set, train_set
     train_settings = base.replace(mode="train", scorer=config.training_scorer, k=config.training_k,
-                                  cost_weight=config.training_cost_weight)
+                                  cost_weight=config.training_cost_weight,
+                                  exploration=config.training_exploration)
     _run(config, train_set, "reso", out / "train-reso", train_settings, config.train_limit, log)
     scorer = fit_vote(out / "train-reso" / "crm_records.jsonl")
     log(f"CRM fitted on the training run's records: {scorer}")

@@ -45,6 +45,9 @@ class ReSoSettings:
         metadata={"description": "Hand ground truth to the scorer (the oracle baseline only; never for ReSo)."},
     )
     mode: Mode = field(default="test", metadata={"description": "train updates the DADB; test keeps it frozen."})
+    exploration: float | None = field(default=None, metadata={"description": (
+        "Exploration constant of the selection policy (None: the policy's default; 1 is plain Thompson "
+        "sampling; a learning-only training run may want more than routing does).")})
     explore_when_frozen: bool = field(
         default=False,
         metadata={"description": "Keep the UCB exploration bonus in test mode (default: exploit what was learned)."},

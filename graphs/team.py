@@ -83,7 +83,7 @@ _CACHE_LOCK = threading.Lock()
 def _team_key(settings: ReSoSettings) -> tuple[Any, ...]:
     return (settings.pool, settings.embedder, settings.db, settings.mode, settings.selection,
             settings.ucb_variant, settings.cost_weight, settings.top_m, settings.k, settings.scorer,
-            settings.planner_model, settings.seed, settings.explore_when_frozen)
+            settings.planner_model, settings.seed, settings.explore_when_frozen, settings.exploration)
 
 
 def build_team(settings: ReSoSettings) -> Team:
@@ -105,7 +105,7 @@ def build_team(settings: ReSoSettings) -> Team:
         exploit = settings.mode == "test" and not settings.explore_when_frozen
         config = SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.ucb_variant,
                                 cost_weight=settings.cost_weight, seed=settings.seed,
-                                exploration_c=0.0 if exploit else None)
+                                exploration_c=0.0 if exploit else settings.exploration)
         selector = UCBSelector(pool, dadb, load_embedder(settings.embedder), config)
     planner_model = None
     if settings.planner_model:

@@ -200,6 +200,10 @@ def test_test_mode_teams_exploit_and_training_teams_sample() -> None:
     learning = build_team(ReSoSettings(mode="train", embedder="hash:64")).selector.config
     assert frozen.variant == learning.variant == "thompson"
     assert frozen.exploration_c == 0.0 and learning.exploration_c == 0.3
+    # A training run may ask for plain Thompson sampling; a frozen DADB still exploits.
+    plain = build_team(ReSoSettings(mode="train", embedder="hash:64", exploration=1.0)).selector.config
+    still_frozen = build_team(ReSoSettings(mode="test", embedder="hash:64", exploration=1.0)).selector.config
+    assert plain.exploration_c == 1.0 and still_frozen.exploration_c == 0.0
 
 
 def test_thompson_draws_are_reproducible_by_seed(tiny_db) -> None:
