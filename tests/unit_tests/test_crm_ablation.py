@@ -42,13 +42,13 @@ def test_model_folds_are_stable_and_cover_every_model() -> None:
 
 
 def test_ablate_reports_every_variant_on_each_held_out_axis(tmp_path: Path) -> None:
-    first = write_records(tmp_path / "alpha.jsonl", problem_set("alpha", 50, 1))
-    second = write_records(tmp_path / "beta.jsonl", problem_set("beta", 50, 2))
+    first = write_records(tmp_path / "alpha.jsonl", problem_set("alpha", 30, 1))
+    second = write_records(tmp_path / "beta.jsonl", problem_set("beta", 30, 2))
     result = runner.invoke(app, ["crm", "ablate", "--data", f"{first},{second}", "--variants", "default,no_group",
                                  "--draws", "2", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["models"] == 4 and report["n_train"] + report["n_test"] == 400
+    assert report["models"] == 4 and report["n_train"] + report["n_test"] == 240
     default, alone_only = report["variants"]["default"], report["variants"]["no_group"]
     assert set(default["problem_sets"]) == {"alpha->beta", "beta->alpha"}
     assert default["questions"]["alone_auc"] > 0.7  # the form of a wrong answer gives it away

@@ -110,3 +110,32 @@ def test_cross_validation_never_splits_a_question() -> None:
     assert all(not (train & test) for train, test in seen)
     assert set().union(*(test for _, test in seen)) == {str(q) for q in range(12)}
     assert scores.tolist() == [0.25] * len(records)
+
+
+def test_weighted_auc_equals_sklearn_with_sample_weights_and_ties() -> None:
+    from reso.reward.crm_eval import weighted_auc
+
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 2, size=300)
+    scores = np.round(rng.random(300) * 0.6 + 0.3 * labels, 1)  # rounded: many ties
+    weights = rng.integers(0, 4, size=300).astype(float)
+    expected = roc_auc_score(labels, scores, sample_weight=weights)
+    assert weighted_auc(labels, scores, weights) == pytest.approx(expected)
+    assert weighted_auc(labels, scores, np.ones(300)) == pytest.approx(roc_auc_score(labels, scores))
+    assert weighted_auc(np.ones(5, dtype=int), np.arange(5.0), np.ones(5)) is None
+
+
+def test_bootstrap_intervals_hold_the_figures_and_skip_failed_scores() -> None:
+    from reso.reward.crm_eval import bootstrap_intervals
+
+    rng = np.random.default_rng(2)
+    records = _records([(str(i // 4), "ab"[i % 2], int(rng.random() < 0.5)) for i in range(400)])
+    labels = np.array([r.label for r in records])
+    scores = np.clip(0.35 * labels + rng.random(400) * 0.65, 0, 1)
+    result = evaluate_scores(records, scores)
+    intervals = bootstrap_intervals(records, scores, resamples=100)
+    for name in ("auc", "auc_within_model_mean", "brier"):
+        low, high = intervals[name]
+        assert low < result[name] < high and high - low < 0.2
+    scores[:3] = np.nan
+    assert bootstrap_intervals(records, scores, resamples=20)["auc"] is not None
