@@ -84,8 +84,9 @@ class DemoConfig:
     training_scorer: str = "consensus"
     training_k: int = 3
     training_concurrency: int = 1
-    """Training questions run one at a time, so what the DADB learns (and the draws that depend on it) does
-    not follow the order in which concurrent questions happen to finish: the job is reproducible."""
+    """Training questions run one at a time, so fewer of the DADB's draws depend on which concurrent
+    question finishes first. Sibling subtasks of one question still select in worker threads, in an order
+    that varies, so the figures still move by a few points between runs."""
     training_exploration: float = 1.0
     """Plain Thompson sampling in training: a learning run should not give up on an agent after an unlucky
     start (routing's sharper default, 0.3, can)."""
