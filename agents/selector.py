@@ -5,7 +5,8 @@ profiles are most similar (`ProfileIndex`), score them with the configured varia
 `reso.agents.scoring` (Thompson sampling by default, KL-UCB or the UCB formulas) using statistics from
 the DADB (mirrored in memory by `StatsCache`), and return the `k` best as `Candidate`s carrying every
 score component. Ties are broken by a tiny seeded random draw; Thompson draws come from the same seeded
-generator. The fine stage (`run_fine_stage`) runs those candidates and keeps the best-scored answer;
+generator, one stream per selection keyed by the subtask text and how often it was selected before, so
+concurrent selections draw alike whatever order they run in. The fine stage (`run_fine_stage`) runs those candidates and keeps the best-scored answer;
 `update` feeds each candidate's reward and cost back to the DADB (a no-op in test mode).
 
 To select by an LLM-written target expert profile instead of the raw subtask (the paper's way), pass
@@ -16,6 +17,8 @@ To select by an LLM-written target expert profile instead of the raw subtask (th
 
 from __future__ import annotations
 
+import threading
+import zlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -147,12 +150,29 @@ class UCBSelector:
         )
         self.stats = StatsCache(dadb, ids)
         self._rng = np.random.default_rng(cfg.seed)
+        self._draws: dict[int, int] = {}
+        self._draws_lock = threading.Lock()
 
     def select(
         self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
     ) -> list[Candidate]:
         """The k best agents for one subtask text, best first, with their score components."""
-        return self.select_vector(self.embedder.embed([subtask])[0], k, domain=domain, exclude=exclude)
+        k = k or self.config.k
+        query = self.embedder.embed([subtask])[0].reshape(1, -1)
+        sims, positions = self.index.search_positions(query, self._m(k, exclude))
+        return self._rank(sims[0], positions[0], k, domain, exclude, self._rng_for(subtask))
+
+    def _rng_for(self, subtask: str) -> np.random.Generator:
+        """The random stream of one selection, keyed by the seed, the subtask text and how often that text
+        was selected before: sibling subtasks select in worker threads in a varying order, and one shared
+        stream would hand them different draws from run to run."""
+        if self.config.seed is None:
+            return self._rng
+        key = zlib.crc32(subtask.encode("utf-8"))
+        with self._draws_lock:
+            count = self._draws.get(key, 0)
+            self._draws[key] = count + 1
+        return np.random.default_rng([self.config.seed, key, count])
 
     def select_many(
         self, subtasks: Sequence[str], k: int | None = None, *, domains: Sequence[str | None] | None = None
@@ -183,8 +203,10 @@ class UCBSelector:
         return min(len(self.agents), max(self.config.top_m, k) + len(exclude))
 
     def _rank(
-        self, sims: np.ndarray, positions: np.ndarray, k: int, domain: str | None, exclude: Collection[str]
+        self, sims: np.ndarray, positions: np.ndarray, k: int, domain: str | None, exclude: Collection[str],
+        rng: np.random.Generator | None = None,
     ) -> list[Candidate]:
+        rng = rng if rng is not None else self._rng
         keep = positions >= 0
         if exclude:
             banned = np.array([self._position[a] for a in exclude if a in self._position], dtype=np.int64)
@@ -199,9 +221,9 @@ class UCBSelector:
         table = self.stats.table(domain)
         parts = score_components(
             sims, table.visits[positions], table.reward_sum[positions], table.cost_sum[positions],
-            self._prior_cost[positions], table.total_visits, self.config, self._rng,
+            self._prior_cost[positions], table.total_visits, self.config, rng,
         )
-        jitter = self._rng.random(positions.size)
+        jitter = rng.random(positions.size)
         ranked = np.lexsort((jitter, -parts["score"]))
         order = self._diverse(ranked, positions, k) if self.config.distinct_models else ranked[:k]
         return [

@@ -221,3 +221,15 @@ def test_thompson_without_a_generator_is_refused() -> None:
     config = SelectorConfig()
     with pytest.raises(ValueError, match="random generator"):
         score_components(np.ones(2), np.ones(2), np.ones(2), np.zeros(2), np.zeros(2), 2.0, config)
+
+
+def test_selections_draw_alike_whatever_order_they_run_in(tiny_db) -> None:
+    # Sibling subtasks select in worker threads in a varying order: each one's draws depend on its own text
+    # (and how often that text was selected), not on who went first.
+    def draws(order: list[str]) -> dict[str, list[tuple[str, float]]]:
+        selector = UCBSelector(_pool({"a": 1.0, "b": 1.0}), tiny_db, HASH, SelectorConfig(k=2, seed=7))
+        return {text: [(c.agent.id, c.components["belief"]) for c in selector.select(text)] for text in order}
+
+    forward, backward = draws(["first subtask", "second subtask"]), draws(["second subtask", "first subtask"])
+    assert forward == backward
+    assert forward["first subtask"] != forward["second subtask"]
