@@ -84,9 +84,9 @@ class DemoConfig:
     training_scorer: str = "consensus"
     training_k: int = 3
     training_concurrency: int = 1
-    """Training questions run one at a time, so fewer of the DADB's draws depend on which concurrent
-    question finishes first. Sibling subtasks of one question still select in worker threads, in an order
-    that varies, so the figures still move by a few points between runs."""
+    """Training questions run one at a time, so what the DADB learns does not depend on which concurrent
+    question finishes first (each selection has its own random stream, so sibling subtasks in worker
+    threads draw alike in any order): the job is reproducible."""
     training_exploration: float = 1.0
     """Plain Thompson sampling in training: a learning run should not give up on an agent after an unlucky
     start (routing's sharper default, 0.3, can)."""
