@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reso.agents.pool import Pool
 from reso.evals.datasets import load_dataset
-from reso.evals.methods import MethodError, best_recorded, model_agents, model_name, parse_method
+from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
 from reso.evals.report import write_run_report, write_sweep_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
@@ -108,16 +107,11 @@ def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
     return str(data_dir() / benchmark.pool)
 
 
-def baseline_agents(pool: Pool) -> list[str]:
-    """One agent per distinct LLM model (its first role): the single-model baselines."""
-    return [agent_id for agent_id in model_agents(pool) if pool.get(agent_id).kind == "llm"]
-
-
 def cascade_from_record(team: Team) -> str:
     """The cascade baseline chosen from the training record alone: the model with the best record answers
     last; first the two best-recorded models whose list price (mean of input and output) is at most a tenth
     of its price (when fewer are, the two best-recorded models cheaper than it)."""
-    ranked = best_recorded(team, len(baseline_agents(team.pool)))
+    ranked = best_recorded(team, len(llm_agents(team.pool)))
     strong = team.agent(ranked[0])
 
     def price(agent_id: str) -> float:
@@ -201,7 +195,7 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) ->
     runs = [("reso", "reso", "test-reso", test)]
     runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), test.replace(**changes))
              for label, changes in config.reso_variants.items()]
-    baselines = [*(f"single:{agent}" for agent in baseline_agents(team.pool)), "random", "oracle"]
+    baselines = [*(f"single:{agent}" for agent in llm_agents(team.pool)), "random", "oracle"]
     baselines += recorded_baselines(team, log)
     runs += [(method, method, _folder(method), test) for method in baselines]
     summaries = []

@@ -33,6 +33,7 @@ from reso.graphs.escalation import Cascade
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, extract_answer
 from reso.reward.base import Score, ScoreItem
+from reso.reward.reliability_vote import record_reliability
 from reso.reward.rule import RuleScorer
 
 ORACLE_LABEL = "oracle (uses labels)"
@@ -124,13 +125,18 @@ def _exact(item: ScoreItem) -> bool:
     return value is not None and answers_match(value, str(item.reference), rel_tol=1e-9)
 
 
-def model_agents(pool: Pool) -> list[str]:
-    """One agent per distinct LLM model (its first role), then the tool agents: the oracle's panel."""
+def llm_agents(pool: Pool) -> list[str]:
+    """One agent per distinct LLM model (its first role): the single-model baselines."""
     llm_by_model: dict[str, str] = {}
     for agent in pool:
         if agent.kind == "llm":
             llm_by_model.setdefault(agent.model.spec, agent.id)
-    return [*llm_by_model.values(), *(agent.id for agent in pool if agent.kind == "tool")]
+    return list(llm_by_model.values())
+
+
+def model_agents(pool: Pool) -> list[str]:
+    """One agent per distinct LLM model, then the tool agents: the oracle's panel."""
+    return [*llm_agents(pool), *(agent.id for agent in pool if agent.kind == "tool")]
 
 
 def model_name(agent: Agent) -> str:
@@ -161,19 +167,10 @@ def best_recorded(team: Team, count: int) -> list[str]:
     Raises:
         MethodError: The DADB holds no training record for these models.
     """
-    candidates = model_agents(team.pool)
-    llm = [agent_id for agent_id in candidates if team.agent(agent_id).kind == "llm"]
-    by_model: dict[str, list[str]] = {}
-    for agent in team.pool:
-        if agent.kind == "llm":
-            by_model.setdefault(agent.model.spec, []).append(agent.id)
-    stats = team.dadb.stats([a.id for a in team.pool]) if team.dadb is not None else {}
-    record: dict[str, tuple[float, float]] = {}
-    for agent_id in llm:
-        spec = team.agent(agent_id).model.spec
-        visits = sum(stats[a].visits for a in by_model[spec] if a in stats)
-        rewards = sum(stats[a].reward_sum for a in by_model[spec] if a in stats)
-        record[agent_id] = ((rewards + 1.0) / (visits + 2.0), visits)
+    llm = llm_agents(team.pool)
+    # The model's record over all its roles (they replay or call the same model).
+    records = {agent_id: team.model_record(agent_id) or (0.0, 0) for agent_id in llm}
+    record = {agent_id: (record_reliability(*rec), rec[1]) for agent_id, rec in records.items()}
     if not any(visits for _, visits in record.values()):
         raise MethodError(f"vote:{count} takes the {count} models with the best training record, and the DADB has "
                           "none: run a training evaluation with the same --db first, or name the models: "
