@@ -8,9 +8,8 @@ policies:
 - `Adaptive`: the first k answer; while the best calibrated CRM score so far is below `confidence` and
   fewer than `k_max` have answered, the most reliable candidate not yet asked answers too (its model's
   training record, smoothed with a prior of one half), provided it is more likely right than the best
-  answer so far. An easy subtask
-  is settled by the cheap agents the cost-aware coarse stage put first; a hard one reaches the strong,
-  expensive agent.
+  answer so far. An easy subtask is settled by the cheap agents the cost-aware coarse stage put first; a
+  hard one reaches the strong, expensive agent.
 - `Cascade`: the baseline "ask two cheap models, keep their answer when they agree, else ask a third".
 
 A policy sees candidates in the coarse stage's order and the answers' final values and scores; it never
