@@ -97,8 +97,9 @@ def _model(candidate: Any) -> str | None:
 class Adaptive:
     """Ask k, then one more at a time while the best score is below `confidence`, up to `k_max`.
 
-    Escalation goes to the most reliable candidate not asked yet (ties: the coarse stage's order), so a
-    hard subtask ends with the agent the DADB trusts most, whatever its price.
+    Escalation goes to the most reliable candidate of a model not asked yet (ties: the coarse stage's
+    order), and only when it is more likely right than the best answer so far, so a hard subtask ends with
+    the agent the DADB trusts most, whatever its price.
     """
 
     confidence: float
