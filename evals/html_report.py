@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reso.evals.dag_svg import ARROW_DEFS, dag_svg
+from reso.evals.report import interval_text
 from reso.evals.run_labels import method_label
 
 _CSS = """
@@ -50,14 +51,10 @@ def _verdict(correct: bool | None) -> str:
     return f'<span class="{css}">{word}</span>'
 
 
-def _interval(interval: Sequence[float] | None) -> str:
-    return f"{interval[0]:.1%} – {interval[1]:.1%}" if interval else "–"
-
-
 def _summary_table(summary: Mapping[str, Any], interval: Sequence[float] | None) -> str:
     cells = [
         ("items", str(summary["n"])), ("accuracy", f'<b id="accuracy">{summary["accuracy"]:.1%}</b>'),
-        ("95 % interval (Wilson)", _interval(interval)), ("tokens / item", f'{summary["tokens_per_item"]:.0f}'),
+        ("95 % interval (Wilson)", interval_text(interval)), ("tokens / item", f'{summary["tokens_per_item"]:.0f}'),
         ("USD", f'{summary["cost_usd"]:.4f}'), ("USD / item", f'{summary.get("cost_per_item_usd", 0.0):.5f}'),
         ("mean latency (s)", f'{summary["latency_s"]:.2f}'), ("failed items", str(summary["failed_items"])),
     ]

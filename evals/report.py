@@ -65,7 +65,8 @@ def accuracy_interval(summary: dict[str, Any]) -> list[float] | None:
     return wilson_interval(summary["correct"], summary["n"])
 
 
-def _interval_text(interval: Sequence[float] | None, signed: bool = False) -> str:
+def interval_text(interval: Sequence[float] | None, signed: bool = False) -> str:
+    """An interval for a table: percentages, or signed percentage points; "–" when there is none."""
     if not interval:
         return "–"
     if signed:
@@ -96,7 +97,7 @@ def write_run_report(run_dir: Path) -> Path:
         "",
         "| items | accuracy | 95 % interval (Wilson) | tokens / item | USD | mean latency (s) | failed items |",
         "| --- | --- | --- | --- | --- | --- | --- |",
-        f"| {summary['n']} | {summary['accuracy']:.1%} | {_interval_text(summary['accuracy_ci95'])} | "
+        f"| {summary['n']} | {summary['accuracy']:.1%} | {interval_text(summary['accuracy_ci95'])} | "
         f"{summary['tokens_per_item']:.0f} | {summary['cost_usd']:.4f} | {summary['latency_s']:.2f} | "
         f"{summary['failed_items']} |",
         "",
@@ -144,7 +145,7 @@ def comparison_table(summaries: Sequence[dict[str, Any]]) -> list[str]:
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in summaries:
         lines.append(f"| {s['run']} | {method_label(s)} | {s['dataset']} | {s['mode']} | {s['n']} | "
-                     f"{s['accuracy']:.1%} | {_interval_text(accuracy_interval(s))} | "
+                     f"{s['accuracy']:.1%} | {interval_text(accuracy_interval(s))} | "
                      f"{s['tokens_per_item']:.0f} | {s['cost_usd']:.4f} |")
     return lines
 
@@ -184,7 +185,7 @@ def paired_against_best_single(parent: Path, summaries: Sequence[dict[str, Any]]
         ratio_ci = (f"{pair.cost_ratio_ci95[0]:.2f}× – {pair.cost_ratio_ci95[1]:.2f}×"
                     if pair.cost_ratio_ci95 else "–")
         lines.append(f"| {Path(stats.folder).name} | {stats.label} | {stats.accuracy:.1%} | "
-                     f"{pair.accuracy_diff * 100:+.1f} pt | {_interval_text(pair.accuracy_diff_ci95, signed=True)} | "
+                     f"{pair.accuracy_diff * 100:+.1f} pt | {interval_text(pair.accuracy_diff_ci95, signed=True)} | "
                      f"{ratio} | {ratio_ci} |")
     return lines
 
