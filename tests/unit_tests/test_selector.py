@@ -16,39 +16,16 @@ from reso.agents.index import ProfileIndex
 from reso.agents.pool import pool_from_dict
 from reso.agents.scoring import paper_score
 from reso.agents.selector import RandomSelector, SelectorConfig, UCBSelector, run_fine_stage
-
-HASH = load_embedder("hash:64")
-
-
-def _pool(prices: dict[str, float]):
-    return pool_from_dict({"agents": [
-        {"id": agent_id, "model": {"spec": f"openai:{agent_id}", "price_in": p, "price_out": 2 * p},
-         "role": agent_id, "profile": f"expert {agent_id}"}
-        for agent_id, p in prices.items()
-    ]})
-
-
-def _selector(prices, vectors, dadb=None, **config) -> UCBSelector:
-    pool = _pool(prices)
-    index = ProfileIndex.build(pool.ids, np.asarray(vectors, dtype=np.float32))
-    return UCBSelector(pool, dadb or DADB(), HASH, SelectorConfig(seed=0, **config), index=index)
-
-
-def _sigmoid(x: float) -> float:
-    return 1 / (1 + math.exp(-x))
+from tests.selector_helpers import HASH, priced_pool, sigmoid, tiny_dadb, vector_selector
 
 
 @pytest.fixture
 def tiny_db() -> DADB:
-    db = DADB()
-    db.record("a", 1.0, 0.02, 10)
-    db.record("a", 0.0, 0.02, 10)
-    db.record("b", 1.0, 0.001, 10)
-    return db
+    return tiny_dadb()
 
 
 def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
-    selector = _selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, variant="paper", k=2)
+    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, variant="paper", k=2)
     by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]))}
     a = by_id["a"]
     assert a["similarity"] == pytest.approx(1.0) and a["s_sim"] == pytest.approx(0.6)
@@ -56,20 +33,20 @@ def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
     assert a["cost_penalty"] == pytest.approx(math.log(1.02))
     assert a["base"] == pytest.approx((4 / 3 - math.log(1.02) + 0.6) / 2)
     assert a["exploration"] == pytest.approx(0.3 * math.sqrt(math.log(3 + 1.01) / 2))
-    assert a["gate"] == pytest.approx(_sigmoid(10 * (0.6 - 0.4)))
+    assert a["gate"] == pytest.approx(sigmoid(10 * (0.6 - 0.4)))
     assert a["score"] == pytest.approx((a["base"] + a["exploration"]) * a["gate"])
     b = by_id["b"]
     assert b["s_sim"] == pytest.approx(0.36) and b["reputation"] == pytest.approx(1.0)
     assert b["cost_penalty"] == pytest.approx(math.log(1.001))
     assert b["score"] == pytest.approx(
-        ((2.0 - math.log(1.001) + 0.36) / 2 + 0.3 * math.sqrt(math.log(4.01) / 1)) * _sigmoid(10 * (0.36 - 0.4))
+        ((2.0 - math.log(1.001) + 0.36) / 2 + 0.3 * math.sqrt(math.log(4.01) / 1)) * sigmoid(10 * (0.36 - 0.4))
     )
     assert a["score"] == pytest.approx(paper_score(1.0, 2, 1.0, 0.04, 3))
     assert b["score"] == pytest.approx(paper_score(0.6, 1, 1.0, 0.001, 3))
 
 
 def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
-    selector = _selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="normalized")
+    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="normalized")
     by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]))}
     prior_a = (1000 * 10.0 + 500 * 20.0) / 1e6   # one pseudo-call at list price: 0.02 USD
     prior_b = (1000 * 1.0 + 500 * 2.0) / 1e6     # 0.002 USD
@@ -80,8 +57,8 @@ def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
     base_b = (2.0 - cost_b / cost_a + 0.36) / 2
     assert by_id["b"]["base"] == pytest.approx(base_b)
     # The normalized variant's default exploration constant is 0.1 (the paper variant keeps 0.3).
-    assert by_id["b"]["score"] == pytest.approx((base_b + 0.1 * math.sqrt(math.log(4.01))) * _sigmoid(-0.4))
-    heavier = _selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, cost_weight=0.5,
+    assert by_id["b"]["score"] == pytest.approx((base_b + 0.1 * math.sqrt(math.log(4.01))) * sigmoid(-0.4))
+    heavier = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, cost_weight=0.5,
                         variant="normalized")
     assert {c.agent.id: c.components["cost_penalty"] for c in heavier.select_vector(np.array([1.0, 0, 0]))} == \
         pytest.approx({"a": 0.5, "b": 0.5 * cost_b / cost_a})
@@ -101,7 +78,7 @@ def test_cheaper_agent_wins_at_equal_reputation_and_similarity() -> None:
     db = _trained({"dear": (50, 0.8), "cheap": (50, 0.8)}, prices)
     same = [[1, 0], [1, 0]]
     for variant in ("thompson", "kl-ucb", "normalized", "paper"):
-        best = _selector(prices, same, db, k=1, variant=variant).select_vector(np.array([1.0, 0]))[0]
+        best = vector_selector(prices, same, db, k=1, variant=variant).select_vector(np.array([1.0, 0]))[0]
         assert best.agent.id == "cheap", variant
 
 
@@ -110,21 +87,21 @@ def test_clearly_better_agent_still_beats_a_cheap_poor_one() -> None:
     db = _trained({"dear": (50, 0.9), "cheap": (50, 0.3)}, prices)
     # KL-UCB (c = 1) is still optimistic enough about the cheap one at 50 visits to try it: not asserted.
     for variant in ("thompson", "normalized"):
-        best = _selector(prices, [[1, 0], [1, 0]], db, k=1, variant=variant).select_vector(np.array([1.0, 0]))[0]
+        best = vector_selector(prices, [[1, 0], [1, 0]], db, k=1, variant=variant).select_vector(np.array([1.0, 0]))[0]
         assert best.agent.id == "dear", variant
 
 
 def test_cost_matters_in_normalized_but_not_in_paper_variant() -> None:
     prices = {"dear": 10.0, "cheap": 0.5}
     db = _trained({"dear": (100, 0.82), "cheap": (100, 0.78)}, prices)
-    pick = {v: _selector(prices, [[1, 0], [1, 0]], db, k=1, variant=v).select_vector(np.array([1.0, 0]))[0].agent.id
+    pick = {v: vector_selector(prices, [[1, 0], [1, 0]], db, k=1, variant=v).select_vector(np.array([1.0, 0]))[0].agent.id
             for v in ("normalized", "paper")}
     assert pick == {"normalized": "cheap", "paper": "dear"}
 
 
 def test_unvisited_agents_get_the_optimistic_prior_and_are_tried_first() -> None:
     db = _trained({"a": (20, 0.9)}, {"a": 1.0})
-    selector = _selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], db, k=2, variant="normalized")
+    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], db, k=2, variant="normalized")
     first, second = selector.select_vector(np.array([1.0, 0]))
     assert first.agent.id == "b" and first.components["reputation"] == 1.0 and first.components["visits"] == 0
     assert first.components["exploration"] > 100 and second.agent.id == "a"
@@ -133,7 +110,7 @@ def test_unvisited_agents_get_the_optimistic_prior_and_are_tried_first() -> None
 def test_select_returns_k_best_with_components_and_honours_exclude() -> None:
     prices = {f"x{i}": 1.0 for i in range(6)}
     vectors = np.eye(6)
-    selector = _selector(prices, vectors, top_m=4, k=3)
+    selector = vector_selector(prices, vectors, top_m=4, k=3)
     query = np.array([0.9, 0.8, 0.7, 0.1, 0.0, 0.0])
     picked = selector.select_vector(query)
     assert [c.agent.id for c in picked] == ["x0", "x1", "x2"]
@@ -146,12 +123,12 @@ def test_select_returns_k_best_with_components_and_honours_exclude() -> None:
 def test_ties_are_broken_reproducibly_by_the_seed() -> None:
     prices = {f"t{i}": 1.0 for i in range(8)}
     same = np.ones((8, 2))
-    picks = [[c.agent.id for c in _selector(prices, same, k=8).select_vector(np.ones(2))] for _ in range(2)]
+    picks = [[c.agent.id for c in vector_selector(prices, same, k=8).select_vector(np.ones(2))] for _ in range(2)]
     assert picks[0] == picks[1] and sorted(picks[0]) == sorted(prices)
 
 
 def test_select_many_matches_select_and_uses_text_embeddings() -> None:
-    pool = _pool({"algebra": 1.0, "geometry": 1.0, "chemistry": 1.0})
+    pool = priced_pool({"algebra": 1.0, "geometry": 1.0, "chemistry": 1.0})
     selector = UCBSelector(pool, DADB(), HASH, SelectorConfig(seed=3, k=1))
     texts = ["expert algebra equations", "expert chemistry reactions"]
     batched = selector.select_many(texts)
@@ -161,7 +138,7 @@ def test_select_many_matches_select_and_uses_text_embeddings() -> None:
 
 def test_update_writes_through_and_keeps_the_cache_without_reloading(tmp_path) -> None:
     db = DADB(tmp_path / "db.sqlite")
-    selector = _selector({"a": 1.0, "b": 1.0}, [[1, 0], [0, 1]], db, k=2, per_domain=True)
+    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [0, 1]], db, k=2, per_domain=True)
     selector.select_vector(np.array([1.0, 0]))
     selector.select_vector(np.array([1.0, 0]), domain="math")
     reloads = selector.stats.reloads
@@ -178,19 +155,19 @@ def test_update_writes_through_and_keeps_the_cache_without_reloading(tmp_path) -
 
 def test_selector_keeps_its_index_next_to_the_dadb_file(tmp_path) -> None:
     db = DADB(tmp_path / "stats.sqlite")
-    UCBSelector(_pool({"a": 1.0, "b": 2.0}), db, HASH)
+    UCBSelector(priced_pool({"a": 1.0, "b": 2.0}), db, HASH)
     assert (tmp_path / "stats.sqlite.faiss").is_file()
 
 
 def test_frozen_dadb_is_not_updated() -> None:
     db = DADB(mode="test")
-    selector = _selector({"a": 1.0}, [[1.0]], db, k=1)
+    selector = vector_selector({"a": 1.0}, [[1.0]], db, k=1)
     selector.update("a", 1.0, 0.1, 10)
     assert db.total_visits() == 0 and selector.select_vector(np.array([1.0]))[0].components["visits"] == 0
 
 
 def test_random_selector_draws_distinct_agents_reproducibly() -> None:
-    pool = _pool({f"r{i}": 1.0 for i in range(10)})
+    pool = priced_pool({f"r{i}": 1.0 for i in range(10)})
     first = [c.agent.id for c in RandomSelector(pool, config=SelectorConfig(seed=7, k=4)).select("anything")]
     again = [c.agent.id for c in RandomSelector(pool, config=SelectorConfig(seed=7, k=4)).select("other")]
     assert first == again and len(set(first)) == 4

@@ -1,0 +1,50 @@
+"""Shared builders for the coarse-stage selector tests (UCB variants and the Bayesian ones alike).
+
+A pool of agents priced per test, a selector over hand-set profile vectors (so similarities are known
+exactly) and a tiny DADB with hand-countable statistics.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from reso.agents.dadb import DADB
+from reso.agents.embeddings import load_embedder
+from reso.agents.index import ProfileIndex
+from reso.agents.pool import Pool, pool_from_dict
+from reso.agents.selector import SelectorConfig, UCBSelector
+
+HASH = load_embedder("hash:64")
+
+
+def priced_pool(prices: dict[str, float]) -> Pool:
+    """One agent per id, input priced at `p` USD/M tokens and output at `2p`."""
+    return pool_from_dict({"agents": [
+        {"id": agent_id, "model": {"spec": f"openai:{agent_id}", "price_in": p, "price_out": 2 * p},
+         "role": agent_id, "profile": f"expert {agent_id}"}
+        for agent_id, p in prices.items()
+    ]})
+
+
+def vector_selector(prices, vectors, dadb=None, **config) -> UCBSelector:
+    """A selector whose profile vectors are `vectors` (one row per agent); the seed defaults to 0."""
+    pool = priced_pool(prices)
+    index = ProfileIndex.build(pool.ids, np.asarray(vectors, dtype=np.float32))
+    config.setdefault("seed", 0)
+    return UCBSelector(pool, dadb or DADB(), HASH, SelectorConfig(**config), index=index)
+
+
+def tiny_dadb() -> DADB:
+    """Agent a: 2 visits, reward 1 of 2, 0.02 USD each; agent b: 1 visit, reward 1, 0.001 USD."""
+    db = DADB()
+    db.record("a", 1.0, 0.02, 10)
+    db.record("a", 0.0, 0.02, 10)
+    db.record("b", 1.0, 0.001, 10)
+    return db
+
+
+def sigmoid(x: float) -> float:
+    """The gate's logistic function, for hand-computed expectations."""
+    return 1 / (1 + math.exp(-x))
