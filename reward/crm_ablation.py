@@ -138,11 +138,13 @@ def ablate(
             row["models"] = _mean_rows(by_fold) if by_fold else None
         transfer = {}
         for source, records in files.items():
+            if "problem_sets" not in axes or len(files) < 2:
+                continue
+            crm = fit(split_by_question(records, "train"))  # once per source, tested on every other file
             for target, others in files.items():
-                if source == target or "problem_sets" not in axes:
+                if source == target:
                     continue
                 log(f"{name}: trained on {source}, tested on {target}")
-                crm = fit(split_by_question(records, "train"))
                 held = split_by_question(others, "test")
                 alone = _alone(crm, held)
                 scores, ci = evaluate_scores(held, alone), bootstrap_intervals(held, alone, seed=seed)
