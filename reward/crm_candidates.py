@@ -64,7 +64,6 @@ def compare_picks(records: Sequence[LabelledRecord], slates: Sequence[Sequence[i
         resamples: bootstrap resamples of questions for the intervals (0: none).
     """
     rng = random.Random(seed)
-    right: dict[str, list[list[int]]] = {}
     per_question: dict[str, dict[str, list[int]]] = {}
     offset = 0
     for slate in slates:
@@ -83,10 +82,7 @@ def compare_picks(records: Sequence[LabelledRecord], slates: Sequence[Sequence[i
         row["oracle"].append(max(records[i].label for i in slate))
     if offset != len(scores):
         raise ValueError(f"{len(scores)} scores for {offset} slate entries")
-    for question, row in per_question.items():
-        for method, values in row.items():
-            right.setdefault(method, []).append(values)
-    shares = {m: np.array([np.mean(v) for v in right.get(m, []) if v]) for m in METHODS}
+    shares = {m: np.array([np.mean(row[m]) for row in per_question.values() if row[m]]) for m in METHODS}
     result: dict[str, Any] = {
         "k": len(slates[0]) if slates else None,
         "slates": len(slates),
