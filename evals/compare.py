@@ -88,8 +88,10 @@ def load_run(folder: Path) -> Run:
 
 def shared_ids(runs: Sequence[Run]) -> list[str]:
     """The item ids every run has, in the first run's order."""
-    common = set.intersection(*(set(run.rows) for run in runs)) if runs else set()
-    return [item for item in runs[0].rows if item in common] if runs else []
+    if not runs:
+        return []
+    common = set.intersection(*(set(run.rows) for run in runs))
+    return [item for item in runs[0].rows if item in common]
 
 
 @dataclass(frozen=True)

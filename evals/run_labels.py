@@ -7,7 +7,7 @@ Summaries written by the runner carry their own `method_label`; older ones get t
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, Literal
@@ -74,8 +74,6 @@ def run_labels(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
             settings = summary.get("settings") or {}
             if keys:
                 labels[i] += " (" + ", ".join(f"{key}={_short(settings.get(key))}" for key in keys) + ")"
-    seen: dict[str, int] = defaultdict(int)
-    for label in labels:
-        seen[label] += 1
+    seen = Counter(labels)
     return [f"{label} [{summaries[i].get('run', i)}]" if seen[label] > 1 else label
             for i, label in enumerate(labels)]
