@@ -1,0 +1,213 @@
+"""The DADB interface: what every agent database offers, whatever stores it (SQLite file or PostgreSQL).
+
+`AgentDatabase` fixes the contract the selector, the statistics cache and the exactly-once ledger rely on:
+atomic `record_many`, keyed exactly-once `record_batch`, train/test modes, reads per agent and domain, a
+`version` that changes whenever the data may have changed, and export/import of whole rows as JSON. The
+parts that do not depend on the store (validating updates, the JSON format, the mode switch) live here
+once; `reso.agents.dadb.DADB` (SQLite) and `reso.agents.dadb_postgres.PostgresDADB` implement the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Literal, Self
+
+from reso.agents.agent_stats import AgentStats
+
+Mode = Literal["train", "test"]
+GLOBAL = ""
+FORMAT = "reso-dadb"
+FIELDS = ("visits", "reward_sum", "reward_sq_sum", "cost_sum", "token_sum", "last_update")
+
+Update = tuple[str, float, float, int, str | None]
+# One upsert row: agent, domain ('' for the global row), reward, reward squared, cost, tokens, time.
+Row = tuple[str, str, float, float, float, int, float]
+
+
+class DADBError(ValueError):
+    """The DADB cannot be opened or used (not a DADB, another shape, an unreachable server); names it."""
+
+
+def check_domain(domain: str | None) -> str:
+    """The stored domain label: '' for None (the global row), else the non-empty label itself."""
+    if domain is None:
+        return GLOBAL
+    if not isinstance(domain, str) or not domain:
+        raise ValueError(f"domain must be a non-empty string or None, got {domain!r}")
+    return domain
+
+
+def check_mode(mode: str) -> Mode:
+    if mode not in ("train", "test"):
+        raise ValueError(f"DADB mode must be 'train' or 'test', got {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def update_rows(updates: Iterable[Update]) -> list[Row]:
+    """Validated upsert rows: each visit's global row, plus its domain row when it has a domain.
+
+    Raises:
+        ValueError: A non-finite reward, a negative or non-finite cost, negative tokens, an empty agent or domain.
+    """
+    rows: list[Row] = []
+    now = time.time()
+    for agent_id, reward, cost_usd, tokens, domain in updates:
+        if not agent_id:
+            raise ValueError("agent_id must be a non-empty string")
+        reward, cost_usd = float(reward), float(cost_usd)
+        if not math.isfinite(reward):
+            raise ValueError(f"reward for {agent_id!r} must be finite, got {reward}")
+        if not math.isfinite(cost_usd) or cost_usd < 0:
+            raise ValueError(f"cost_usd for {agent_id!r} must be finite and >= 0, got {cost_usd}")
+        if int(tokens) < 0:
+            raise ValueError(f"tokens for {agent_id!r} must be >= 0, got {tokens}")
+        label = check_domain(domain)
+        for row_domain in {GLOBAL, label}:
+            rows.append((agent_id, row_domain, reward, reward * reward, cost_usd, int(tokens), now))
+    return rows
+
+
+def visits_of(rows: Sequence[Row]) -> int:
+    """Visits a list of upsert rows adds (each visit has exactly one global row)."""
+    return sum(1 for row in rows if row[1] == GLOBAL)
+
+
+def stats_rows(stats: Iterable[AgentStats]) -> list[tuple[str, str, int, float, float, float, int, float]]:
+    """Whole rows to load, in the column order of `agent_stats`."""
+    return [(s.agent_id, check_domain(s.domain), int(s.visits), float(s.reward_sum), float(s.reward_sq_sum),
+             float(s.cost_sum), int(s.token_sum), float(s.last_update)) for s in stats]
+
+
+class AgentDatabase(ABC):
+    """Per-agent reward and cost statistics, shared safely by threads and processes."""
+
+    path: Path | None = None  # the SQLite file, None for memory or a server (the FAISS index lives beside it)
+
+    def __init__(self, mode: Mode = "train") -> None:
+        self._mode: Mode = check_mode(mode)
+
+    # -- mode ---------------------------------------------------------------------------------------
+    @property
+    def mode(self) -> Mode:
+        return self._mode
+
+    def freeze(self) -> None:
+        """Switch to test mode: later `record` calls write nothing."""
+        self._mode = "test"
+
+    @property
+    @abstractmethod
+    def version(self) -> tuple[int, int]:
+        """(writes through this object, a counter of other writers' commits): changes whenever the data
+        may have changed; a write through this object alone moves only the first number, by one."""
+
+    # -- writes -------------------------------------------------------------------------------------
+    def record(self, agent_id: str, reward: float, cost_usd: float, tokens: int, domain: str | None = None) -> bool:
+        """Add one visit of `agent_id` with its reward, cost and tokens (and to its domain row if given).
+
+        Returns:
+            True when written; False in test mode (nothing is written).
+
+        Raises:
+            ValueError: A non-finite reward, a negative or non-finite cost, negative tokens, an empty domain.
+        """
+        return self.record_many([(agent_id, reward, cost_usd, tokens, domain)]) == 1
+
+    @abstractmethod
+    def record_many(self, updates: Iterable[Update]) -> int:
+        """Record several visits `(agent_id, reward, cost_usd, tokens, domain)` in one transaction.
+
+        Returns:
+            The number of visits written (0 in test mode).
+        """
+
+    @abstractmethod
+    def record_batch(self, key: str, updates: Iterable[Update]) -> bool:
+        """Apply `updates` and remember `key`, in one transaction, unless `key` was applied before.
+
+        A crash leaves either both the updates and the key or neither, so calling this again with the
+        same key after a restart can never count a batch twice.
+
+        Returns:
+            True when applied now; False when the key was already applied or in test mode (nothing written).
+
+        Raises:
+            ValueError: An empty key, or an invalid update (see `record`).
+        """
+
+    @abstractmethod
+    def applied_keys(self, prefix: str = "") -> set[str]:
+        """Keys of the batches applied so far (those starting with `prefix`)."""
+
+    # -- reads --------------------------------------------------------------------------------------
+    @abstractmethod
+    def stats(self, agent_ids: Sequence[str] | None = None, domain: str | None = None) -> dict[str, AgentStats]:
+        """Statistics per agent, globally or for one domain.
+
+        Args:
+            agent_ids: Agents to report; those never recorded get zero statistics. None: every recorded agent.
+            domain: A domain label for per-(agent, domain) statistics; None for all domains together.
+        """
+
+    @abstractmethod
+    def total_visits(self, domain: str | None = None) -> int:
+        """Visits recorded over every agent (globally, or in one domain)."""
+
+    @abstractmethod
+    def domains(self) -> list[str]:
+        """Domain labels that have statistics."""
+
+    @abstractmethod
+    def all_stats(self) -> list[AgentStats]:
+        """Every row, global ones (domain None) first, in a stable order."""
+
+    # -- export / import ----------------------------------------------------------------------------
+    @abstractmethod
+    def load_stats(self, stats: Iterable[AgentStats], *, replace: bool = True) -> int:
+        """Write whole statistics rows (e.g. from an export), replacing the table's content by default.
+
+        Loading is an explicit administrative step, so it is allowed in test mode too.
+        """
+
+    def export_json(self, path: str | Path) -> None:
+        """Write every row to a JSON file (floats keep their exact value through `json`)."""
+        document = {"format": FORMAT, "version": 1, "stats": [asdict(s) for s in self.all_stats()]}
+        Path(path).write_text(json.dumps(document, indent=1), encoding="utf-8")
+
+    def import_json(self, path: str | Path, *, replace: bool = True) -> int:
+        """Load a file written by `export_json`; returns the number of rows loaded.
+
+        Raises:
+            ValueError: The file is not a DADB export, or a row has a missing or wrong field.
+        """
+        source = Path(path)
+        try:
+            document = json.loads(source.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{source}:{error.lineno}: invalid JSON: {error.msg}") from None
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            raise ValueError(f"{source}: not a DADB export (expected \"format\": \"{FORMAT}\")")
+        stats: list[AgentStats] = []
+        for index, row in enumerate(document.get("stats", [])):
+            try:
+                stats.append(AgentStats(**row))
+            except TypeError as error:
+                raise ValueError(f"{source}: stats[{index}]: {error}") from None
+        return self.load_stats(stats, replace=replace)
+
+    # -- lifetime -----------------------------------------------------------------------------------
+    @abstractmethod
+    def close(self) -> None:
+        """Release the file or connection; the stored statistics stay."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
