@@ -1,10 +1,15 @@
-"""Shared test fixtures: where the read-only shared data lives, and skips when it is absent."""
+"""Shared test fixtures: where the read-only shared data lives, and skips when it is absent; the DADB's
+backends (SQLite, and PostgreSQL on a throwaway server started once per session)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from reso.agents.dadb_base import AgentDatabase, Mode
+from tests.postgres_server import PostgresServer, server_bindir, start_server
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -15,3 +20,55 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL server for the whole session (unix socket only); skips where none is installed."""
+    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[postgres]')")
+    bindir = server_bindir()
+    if bindir is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine: apt-get install postgresql")
+    server = start_server(bindir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of a new empty database on the session's server (superuser, no password)."""
+    return postgres_server.url(postgres_server.create_database())
+
+
+class DADBStore:
+    """Where a test's DADBs live, for one backend: `target(name)` is the same store for the same name."""
+
+    def __init__(self, backend: str, tmp_path: Path, server: PostgresServer | None) -> None:
+        self.backend, self._tmp_path, self._server = backend, tmp_path, server
+        self._targets: dict[str, str] = {}
+
+    def target(self, name: str) -> str:
+        """A SQLite file path or a PostgreSQL URL, new for each new name."""
+        if name not in self._targets:
+            if self._server is None:
+                self._targets[name] = str(self._tmp_path / f"{name}.sqlite")
+            else:
+                self._targets[name] = self._server.url(self._server.create_database())
+        return self._targets[name]
+
+    def open(self, name: str | None = None, mode: Mode = "train") -> AgentDatabase:
+        """The DADB called `name` (None: a new private one, like `DADB()` in memory)."""
+        from reso.agents.dadb_open import open_dadb
+
+        if name is None and self._server is None:
+            return open_dadb(None, mode=mode)
+        return open_dadb(self.target(name or f"anonymous-{len(self._targets)}"), mode=mode)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def dadb_store(request: pytest.FixtureRequest, tmp_path: Path) -> DADBStore:
+    """The DADB guarantees' tests run once per implementation: SQLite, then PostgreSQL."""
+    server = request.getfixturevalue("postgres_server") if request.param == "postgres" else None
+    return DADBStore(request.param, tmp_path, server)

@@ -1,4 +1,8 @@
-"""DADB: exact counts under concurrent processes, WAL, frozen test mode, per-domain rows, JSON round trip."""
+"""DADB: exact counts under concurrent processes, WAL, frozen test mode, per-domain rows, JSON round trip.
+
+Every guarantee is checked on both implementations (`dadb_store`: SQLite, then PostgreSQL on the session's
+throwaway server); the write-ahead-log checks are SQLite's own.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +12,28 @@ import multiprocessing as mp
 import pytest
 
 from reso.agents.dadb import DADB, AgentStats
+from reso.agents.dadb_open import open_dadb
 
 
-def _hammer(path: str, worker: int, updates: int) -> None:
-    with DADB(path) as db:
+def _hammer(target: str, worker: int, updates: int) -> None:
+    with open_dadb(target) as db:
         for i in range(updates):
             db.record(f"agent-{i % 3}", reward=(worker + i) % 2, cost_usd=0.001, tokens=10,
                       domain="math" if i % 2 else None)
 
 
-def test_four_processes_lose_no_update(tmp_path) -> None:
-    path = str(tmp_path / "dadb.sqlite")
-    DADB(path).close()
+def test_four_processes_lose_no_update(dadb_store) -> None:
+    target = dadb_store.target("dadb")
+    dadb_store.open("dadb").close()
     context = mp.get_context("spawn")
-    workers = [context.Process(target=_hammer, args=(path, w, 500)) for w in range(4)]
+    workers = [context.Process(target=_hammer, args=(target, w, 500)) for w in range(4)]
     for process in workers:
         process.start()
     for process in workers:
         process.join(timeout=120)
         assert process.exitcode == 0
-    with DADB(path) as db:
-        assert db.journal_mode == "wal"
+    with dadb_store.open("dadb") as db:
+        assert dadb_store.backend == "postgres" or db.journal_mode == "wal"
         stats = db.stats()
         assert db.total_visits() == 2000
         assert {a: s.visits for a, s in stats.items()} == {"agent-0": 668, "agent-1": 668, "agent-2": 664}
@@ -38,8 +43,8 @@ def test_four_processes_lose_no_update(tmp_path) -> None:
         assert sum(s.cost_sum for s in stats.values()) == pytest.approx(2.0)
 
 
-def test_record_accumulates_sums_and_domain_rows() -> None:
-    db = DADB()
+def test_record_accumulates_sums_and_domain_rows(dadb_store) -> None:
+    db = dadb_store.open()
     assert db.record("a", 1.0, 0.01, 100, domain="math")
     assert db.record("a", 0.5, 0.03, 300)
     total = db.stats(["a", "never"])
@@ -52,15 +57,14 @@ def test_record_accumulates_sums_and_domain_rows() -> None:
     assert db.domains() == ["math"] and db.total_visits("math") == 1 and db.total_visits() == 2
 
 
-def test_test_mode_is_frozen(tmp_path) -> None:
-    path = tmp_path / "frozen.sqlite"
-    with DADB(path) as db:
+def test_test_mode_is_frozen(dadb_store) -> None:
+    with dadb_store.open("frozen") as db:
         db.record("a", 1.0, 0.0, 1)
-    with DADB(path, mode="test") as frozen:
+    with dadb_store.open("frozen", mode="test") as frozen:
         assert frozen.mode == "test"
         assert frozen.record("a", 0.0, 0.0, 1) is False
         assert frozen.stats()["a"].visits == 1
-    live = DADB()
+    live = dadb_store.open()
     live.freeze()
     assert live.mode == "test" and not live.record("b", 1.0, 0.0, 1) and live.total_visits() == 0
 
@@ -70,37 +74,38 @@ def test_test_mode_is_frozen(tmp_path) -> None:
     [(("a", float("nan"), 0.0, 1), "finite"), (("a", 1.0, -1.0, 1), "cost_usd"), (("a", 1.0, 0.0, -2), "tokens"),
      (("", 1.0, 0.0, 1), "agent_id"), (("a", 1.0, 0.0, 1, ""), "domain")],
 )
-def test_bad_updates_are_rejected(args, message) -> None:
+def test_bad_updates_are_rejected(args, message, dadb_store) -> None:
+    db = dadb_store.open()
     with pytest.raises(ValueError, match=message):
-        DADB().record(*args)
+        db.record(*args)
+    assert db.total_visits() == 0
 
 
-def test_export_import_round_trips_exactly(tmp_path) -> None:
-    source = DADB(tmp_path / "a.sqlite")
+def test_export_import_round_trips_exactly(tmp_path, dadb_store) -> None:
+    source = dadb_store.open("a")
     source.record("x", 0.1, 0.000123, 7, domain="chem")
     source.record("x", 0.7, 1e-7, 3)
     source.record("y", 1 / 3, 0.3, 11)
     source.export_json(tmp_path / "dump.json")
-    target = DADB(mode="test")
+    target = dadb_store.open(mode="test")
     assert target.import_json(tmp_path / "dump.json") == 3
     assert target.all_stats() == source.all_stats()
     target.export_json(tmp_path / "again.json")
     assert json.loads((tmp_path / "again.json").read_text()) == json.loads((tmp_path / "dump.json").read_text())
 
 
-def test_import_rejects_other_files(tmp_path) -> None:
+def test_import_rejects_other_files(tmp_path, dadb_store) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"stats": []}')
     with pytest.raises(ValueError, match="not a DADB export"):
-        DADB().import_json(bad)
+        dadb_store.open().import_json(bad)
     bad.write_text('{"format": "reso-dadb", "stats": [{"agent_id": "a", "colour": 1}]}')
     with pytest.raises(ValueError, match=r"stats\[0\]"):
-        DADB().import_json(bad)
+        dadb_store.open().import_json(bad)
 
 
-def test_version_moves_on_own_and_foreign_writes(tmp_path) -> None:
-    path = tmp_path / "v.sqlite"
-    reader, writer = DADB(path), DADB(path)
+def test_version_moves_on_own_and_foreign_writes(dadb_store) -> None:
+    reader, writer = dadb_store.open("v"), dadb_store.open("v")
     start = reader.version
     writer.record("a", 1.0, 0.0, 1)
     assert reader.version != start
@@ -111,8 +116,6 @@ def test_version_moves_on_own_and_foreign_writes(tmp_path) -> None:
 
 def test_closing_folds_the_log_into_the_file_so_the_file_alone_is_the_dadb(tmp_path):
     import shutil
-
-    from reso.agents.dadb import DADB
 
     path = tmp_path / "d.sqlite"
     dadb = DADB(path)

@@ -1,0 +1,31 @@
+"""`open_dadb`: the agent database a `--db` value names: a PostgreSQL server by URL, else a SQLite file.
+
+`postgresql://…` and `postgres://…` open `PostgresDADB` (psycopg, from the `postgres` extra); any other
+value is a SQLite path (`DADB`), and None or '' an in-memory SQLite DADB for this process alone. The CLI
+reads `RESO_DB_URL` as the default of `--db` (`DB_URL_ENV`); an explicit `--db` wins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reso.agents.dadb import DADB
+from reso.agents.dadb_base import AgentDatabase, DADBError, Mode
+from reso.agents.db_url import is_postgres_url
+
+DB_URL_ENV = "RESO_DB_URL"
+
+
+def open_dadb(url_or_path: str | Path | None, mode: Mode = "train") -> AgentDatabase:
+    """The DADB at `url_or_path` in `mode`.
+
+    Raises:
+        DADBError: The database cannot be opened or reached, or psycopg is not installed for a URL.
+    """
+    if is_postgres_url(url_or_path):
+        try:
+            from reso.agents.dadb_postgres import PostgresDADB
+        except ImportError:
+            raise DADBError("a postgresql:// DADB needs psycopg: pip install 'reso-langgraph[postgres]'") from None
+        return PostgresDADB(str(url_or_path), mode=mode)
+    return DADB(url_or_path or None, mode=mode)
