@@ -41,7 +41,12 @@ def demo_command(
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit, swap_split=swap_split)
-    by_benchmark = run_demo(config, log=lambda line: console.print(f"[dim]{line}[/dim]"))
+    from reso.evals.results import ResultsBusyError, ResultsFormatError
+
+    try:
+        by_benchmark = run_demo(config, log=lambda line: console.print(f"[dim]{line}[/dim]"))
+    except (ResultsBusyError, ResultsFormatError) as error:  # e.g. a run folder written with other settings
+        _fail(str(error))
     tables = {stem: comparison_rows(out / stem, summaries) for stem, summaries in by_benchmark.items()}
     path = write_comparison(out, tables)
     if json_output:

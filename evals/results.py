@@ -6,7 +6,9 @@ only way a line can be incomplete) is dropped on resume, and that item runs agai
 
 One process at a time writes a results file: opening it takes an exclusive lock on `results.jsonl.lock`
 (released by the operating system even when the process is killed), so a second run started into the
-same folder by mistake is refused instead of interleaving its lines with the first's.
+same folder by mistake is refused instead of interleaving its lines with the first's. Opened with a run's
+provenance (`reso.evals.provenance`), the folder also refuses, before anything is rewritten, a rerun whose
+method, dataset, pool or answer-changing settings differ from those of the run that wrote its rows.
 """
 
 from __future__ import annotations
@@ -16,14 +18,18 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from reso.evals.provenance import Provenance
 
 # What a resumed run reads back from every row.
 ROW_FIELDS = ("id", "correct", "status", "usage", "latency_s", "steps")
 
 
 class ResultsFormatError(ValueError):
-    """A results file that is not this project's: the message names the file, line and field."""
+    """A results folder this run cannot use (a damaged file, another run's rows): the message names the file,
+    line and field."""
 
 
 class ResultsBusyError(RuntimeError):
@@ -50,25 +56,37 @@ def _lock(path: Path) -> TextIO | None:
 class ResultsFile:
     """Append-only JSONL of per-item results, keyed by item id; one writer at a time.
 
+    With `provenance`, the folder's recorded provenance is checked (or written) once the rows are read and
+    before anything is rewritten.
+
     Raises:
         ResultsBusyError: Another process holds the folder's results file open.
+        ResultsFormatError: A damaged results file, or (`ProvenanceError`) rows of a different run.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, provenance: Provenance | None = None) -> None:
         self.path = path
         self.done: dict[str, dict[str, Any]] = {}
         self.dropped_lines = 0
         self._handle: TextIO | None = None
         self._lock = _lock(path.with_name(f"{path.name}.lock"))
         try:
-            self._load()
+            kept = self._load()
+            if provenance is not None:
+                provenance.claim(path.parent, rows=len(self.done))
+            if self.dropped_lines:
+                # Rewrite without the partial line atomically, so what was complete is never lost.
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+                os.replace(tmp, self.path)
         except BaseException:
             self.close()
             raise
 
-    def _load(self) -> None:
+    def _load(self) -> list[str]:
+        """Read the rows into `done`; returns the lines kept."""
         if not self.path.exists():
-            return
+            return []
         lines = self.path.read_text(encoding="utf-8").splitlines()
         kept: list[str] = []
         for number, line in enumerate(lines, start=1):
@@ -87,11 +105,7 @@ class ResultsFile:
                 continue
             self.done[row["id"]] = row
             kept.append(line)
-        if self.dropped_lines:
-            # Rewrite without the partial line atomically, so what was complete is never lost.
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-            os.replace(tmp, self.path)
+        return kept
 
     def append(self, row: dict[str, Any]) -> None:
         if row["id"] in self.done:

@@ -30,6 +30,7 @@ from typing import Any
 from reso.evals.datasets import Problem
 from reso.evals.ledger import DeferredSelector, collecting, item_key, learning_dadb, reconcile, run_id
 from reso.evals.methods import Method
+from reso.evals.provenance import Provenance
 from reso.evals.results import ResultsFile
 from reso.evals.stats import wilson_interval
 from reso.graphs.api import ReSo
@@ -187,7 +188,9 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
     run = run_id(config.out)
     started = time.monotonic()
     stopped: str | None = None
-    with ResultsFile(config.out / "results.jsonl") as results:
+    provenance = Provenance.of_run(method=config.method.name, dataset=config.dataset, settings=settings,
+                                   pool=team.pool, problems=problems, out=config.out)
+    with ResultsFile(config.out / "results.jsonl", provenance=provenance) as results:
         if dadb is not None:
             await asyncio.to_thread(reconcile, dadb, run, list(results.rows()))
         todo = [p for p in problems if p.id not in results.done]

@@ -1,0 +1,184 @@
+"""What produced a results folder, so that a rerun into it resumes only the run that wrote it.
+
+`reso eval` resumes from `DIR/results.jsonl`: items already there are skipped. Rows written under one method,
+dataset, pool, scorer or answer-changing setting must not be reused under another, so the first run into a
+folder records `DIR/provenance.json` (written atomically, under the results file's lock) and every rerun is
+compared with it before any item runs. A difference is refused with one line naming each differing field
+(old → new); the same values resume as before. The file holds:
+
+- `method`: the method as given (`reso`, `single:MODEL`, …);
+- `dataset`: the name as given (a file's absolute path), and `items`: a short content hash per item id, so a
+  rerun with a larger `--limit` adds items while a dataset whose items changed is refused;
+- `pool`: its name and a hash of its agents as loaded (ids, roles, prompts, model specs, prices, params);
+- `settings`: the settings that change answers (`ANSWER_SETTINGS`, after the method's overrides).
+
+A folder written before provenance existed, or one that holds no rows yet, takes the current run's
+provenance (the first with a note saying its earlier rows were not checked). To keep a folder's rows under
+new settings regardless, delete its `provenance.json`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from reso.agents.pool import Pool
+from reso.evals.datasets import Problem
+from reso.evals.results import ResultsFormatError
+from reso.graphs.settings import ReSoSettings
+
+FILE_NAME = "provenance.json"
+
+# The settings that change what a run answers or how it is judged: a rerun that differs in any is refused.
+ANSWER_SETTINGS: tuple[str, ...] = (
+    "scorer", "scorer_sees_reference", "mode", "planner", "planner_model", "k", "k_max", "confidence",
+    "integration", "top_m", "selection", "ucb_variant", "cost_weight", "exploration", "explore_when_frozen",
+    "db", "embedder", "context_policy", "seed",
+    # Per-question limits decide whether an item's answer is cut short (unlike the run budgets, which only
+    # decide how many items run and are not settings).
+    "max_tokens", "max_usd", "max_seconds", "call_timeout_s",
+)
+# Settings that do not change answers: `pool` is compared by content (`Provenance.pool`), not by path;
+# `schedule` only orders when subtasks start; `review_plan` pauses interactive runs, never an evaluation.
+OTHER_SETTINGS: tuple[str, ...] = ("pool", "schedule", "review_plan")
+
+
+class ProvenanceError(ResultsFormatError):
+    """A results folder written by another run (or an unreadable provenance file): one line naming it."""
+
+
+class PoolIdentity(BaseModel):
+    name: str
+    sha256: str
+
+    def __str__(self) -> str:
+        return f"{self.name!r} ({self.sha256[:8]})"
+
+
+class Provenance(BaseModel):
+    """What produced a results folder's rows."""
+
+    method: str
+    dataset: str
+    pool: PoolIdentity
+    settings: dict[str, Any]
+    items: dict[str, str]
+    note: str | None = None
+
+    @classmethod
+    def of_run(cls, *, method: str, dataset: str, settings: ReSoSettings, pool: Pool,
+               problems: Sequence[Problem], out: Path) -> Provenance:
+        """The provenance of a run of `method` on `problems` with these settings (the method's overrides
+        applied), writing into `out`."""
+        values = {name: getattr(settings, name) for name in ANSWER_SETTINGS}
+        if values["db"]:
+            # Relative to the folder, so moving a sweep (its DADB inside or beside the runs) changes nothing.
+            values["db"] = os.path.relpath(Path(values["db"]).resolve(), out.resolve())
+        return cls(method=method, dataset=dataset_name(dataset), pool=pool_identity(pool), settings=values,
+                   items={problem.id: item_hash(problem) for problem in problems})
+
+    def differences(self, old: Provenance) -> list[str]:
+        """Each field that differs from `old`, as `field old → new`; empty when this run may resume it."""
+        diffs = []
+        if self.method != old.method:
+            diffs.append(f"method {old.method!r} → {self.method!r}")
+        if self.dataset != old.dataset:
+            diffs.append(f"dataset {old.dataset!r} → {self.dataset!r}")
+        else:
+            diffs += _item_differences(old.items, self.items)
+        if self.pool.sha256 != old.pool.sha256:
+            diffs.append(f"pool {old.pool} → {self.pool}")
+        # Only settings both records name: a setting added to ANSWER_SETTINGS later leaves older folders usable.
+        for name, after in self.settings.items():
+            if name in old.settings and old.settings[name] != after:
+                diffs.append(f"{name} {old.settings[name]!r} → {after!r}")
+        return diffs
+
+    def claim(self, folder: Path, *, rows: int) -> None:
+        """Record this run in `folder`, or check that it is the run recorded there; `rows` is how many result
+        rows the folder already holds. Call it while holding the folder's results lock.
+
+        Raises:
+            ProvenanceError: The folder's rows come from a run that differs; the message names each field.
+        """
+        path = folder / FILE_NAME
+        if not path.exists():
+            note = (f"recorded on resume: the {rows} row(s) already here were written before provenance was "
+                    "kept and were not checked") if rows else None
+            _write(path, self.model_copy(update={"note": note}))
+            return
+        old = read_provenance(path)
+        if not rows:  # nothing written under the old settings: the folder is free to take new ones
+            _write(path, self)
+            return
+        diffs = self.differences(old)
+        if diffs:
+            raise ProvenanceError(f"{folder}: holds {rows} result(s) of a different run ({'; '.join(diffs)}); "
+                                  f"rerun with the same values to resume, or choose another --out (deleting "
+                                  f"{path} keeps its rows regardless)")
+        merged = {**old.items, **self.items}
+        if merged != old.items:  # a larger --limit: remember the new items too
+            _write(path, old.model_copy(update={"items": merged}))
+
+
+def _item_differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """The dataset's items that changed content, or no item in common with the recorded ones."""
+    if old and new and not old.keys() & new.keys():
+        return ["dataset items: none in common with the recorded ones"]
+    changed = [item for item in new if item in old and old[item] != new[item]]
+    if not changed:
+        return []
+    more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+    return [f"dataset item {changed[0]!r} changed content{more}"]
+
+
+def dataset_name(dataset: str) -> str:
+    """A dataset as compared across reruns: a file by its absolute path (reruns may start elsewhere), a
+    registered name as given."""
+    path = Path(dataset)
+    return str(path.resolve()) if path.is_file() else dataset
+
+
+def item_hash(problem: Problem) -> str:
+    """A short hash of everything an item holds (question, answers, plan, metadata)."""
+    text = json.dumps(dataclasses.asdict(problem), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def pool_identity(pool: Pool) -> PoolIdentity:
+    """The pool's name and a hash of its agents as loaded, in order."""
+    return PoolIdentity(name=pool.name, sha256=_sha256(agent.model_dump(mode="json") for agent in pool))
+
+
+def _sha256(values: Iterable[Any]) -> str:
+    text = json.dumps(list(values), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_provenance(path: Path) -> Provenance:
+    """A folder's recorded provenance.
+
+    Raises:
+        ProvenanceError: The file is not a provenance record; the message names the file and the field.
+    """
+    try:
+        return Provenance.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = f"field '{'.'.join(str(part) for part in first['loc'])}': " if first["loc"] else ""
+        raise ProvenanceError(f"{path}: {field}{first['msg']} (edited by hand? restore it, or delete it to keep "
+                              "the folder's rows under this run's settings)") from None
+
+
+def _write(path: Path, provenance: Provenance) -> None:
+    """Write atomically: a reader sees the old file or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(provenance.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,233 @@
+"""A results folder remembers what produced it: a rerun with the same method, dataset, pool and answer-changing
+settings resumes; one that differs is refused before any item runs, naming each differing field."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import shutil
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reso.agents.pool import Pool
+from reso.evals.datasets import Problem
+from reso.evals.methods import parse_method
+from reso.evals.provenance import (
+    ANSWER_SETTINGS,
+    FILE_NAME,
+    OTHER_SETTINGS,
+    Provenance,
+    ProvenanceError,
+    read_provenance,
+)
+from reso.evals.results import ResultsFile, ResultsFormatError
+from reso.evals.runner import EvalConfig, run_eval
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import Team
+from tests.engine_fakes import ScriptedAnswerer, scripted_team
+
+
+def _problem(index: int, question: str | None = None) -> Problem:
+    plan = [{"id": "0", "instruction": f"Q{index} part A", "depends_on": []},
+            {"id": "final", "instruction": "Please calculate the value of Answer[0]*3.", "depends_on": ["0"]}]
+    return Problem(id=f"p{index}", question=question or f"question {index}", answer=str(3 * (index + 2)),
+                   plan=plan, subtask_answers={"0": str(index + 2)})
+
+
+PROBLEMS = [_problem(i) for i in range(4)]
+
+
+def _team() -> tuple[Team, ScriptedAnswerer]:
+    answerer = ScriptedAnswerer(answers={f"Q{p.id[1:]} part A": f"\\boxed{{{int(p.id[1:]) + 2}}}" for p in PROBLEMS},
+                                calls=[])
+
+    def choose(subtask: str) -> list[str]:
+        return ["calc"] if subtask.startswith("Please calculate") else ["solver"]
+
+    return scripted_team({"solver": answerer}, choose), answerer
+
+
+def _run(out: Path, problems: list[Problem], team: Team, method: str = "reso", dataset: str = "unit",
+         budget_usd: float | None = None, **settings: Any) -> dict[str, Any]:
+    config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=out,
+                        settings=ReSoSettings(**settings), concurrency=2, budget_usd=budget_usd,
+                        command=["reso", "eval"])
+    return asyncio.run(run_eval(config, problems, team))
+
+
+def _recorded(out: Path) -> dict[str, Any]:
+    return json.loads((out / FILE_NAME).read_text(encoding="utf-8"))
+
+
+def test_every_setting_is_classified_once() -> None:
+    names = {f.name for f in fields(ReSoSettings)}
+    assert set(ANSWER_SETTINGS) | set(OTHER_SETTINGS) == names
+    assert not set(ANSWER_SETTINGS) & set(OTHER_SETTINGS)
+    assert len(ANSWER_SETTINGS) == len(set(ANSWER_SETTINGS))
+
+
+def test_the_first_run_records_method_dataset_pool_settings_and_items(tmp_path: Path) -> None:
+    team, _ = _team()
+    _run(tmp_path, PROBLEMS[:2], team, method="single:solver", k=3, seed=5)
+    recorded = _recorded(tmp_path)
+    assert recorded["method"] == "single:solver" and recorded["dataset"] == "unit"
+    assert recorded["pool"]["name"] == "scripted" and len(recorded["pool"]["sha256"]) == 64
+    # The method's overrides apply: a single model answers each subtask alone, whatever --k says.
+    assert recorded["settings"]["k"] == 1 and recorded["settings"]["seed"] == 5
+    assert set(recorded["settings"]) == set(ANSWER_SETTINGS)
+    assert list(recorded["items"]) == ["p0", "p1"] and len(set(recorded["items"].values())) == 2
+    assert "note" not in recorded
+
+
+def test_the_same_values_resume_and_a_larger_limit_adds_items(tmp_path: Path) -> None:
+    team, answerer = _team()
+    _run(tmp_path, PROBLEMS[:2], team)
+    first = _recorded(tmp_path)
+    calls = len(answerer.calls)
+    summary = _run(tmp_path, PROBLEMS, team)
+    assert summary["n"] == 4
+    assert len(answerer.calls) - calls == 2  # only the two new items were asked
+    assert _recorded(tmp_path)["items"] == {**first["items"], **Provenance.of_run(
+        method="reso", dataset="unit", settings=ReSoSettings(), pool=team.pool, problems=PROBLEMS,
+        out=tmp_path).items}
+    # A smaller limit reads the rows it needs and forgets none of the recorded items.
+    assert _run(tmp_path, PROBLEMS[:1], team)["n"] == 1
+    assert list(_recorded(tmp_path)["items"]) == ["p0", "p1", "p2", "p3"]
+
+
+def test_different_values_are_refused_naming_each_field_before_any_item_runs(tmp_path: Path) -> None:
+    team, answerer = _team()
+    _run(tmp_path, PROBLEMS[:2], team)
+    results = (tmp_path / "results.jsonl").read_text()
+    recorded = (tmp_path / FILE_NAME).read_text()
+    calls = len(answerer.calls)
+    with pytest.raises(ProvenanceError) as caught:
+        _run(tmp_path, PROBLEMS, team, method="random", k=3, scorer="rule", cost_weight=0.5, dataset="other")
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path}: holds 2 result(s) of a different run (")
+    for part in ("method 'reso' → 'random'", "dataset 'unit' → 'other'", "k 2 → 3", "scorer 'consensus' → 'rule'",
+                 "cost_weight 1.0 → 0.5", f"deleting {tmp_path / FILE_NAME}"):
+        assert part in message, part
+    assert "\n" not in message
+    assert isinstance(caught.value, ResultsFormatError)  # what the command line turns into exit code 2
+    assert len(answerer.calls) == calls
+    assert (tmp_path / "results.jsonl").read_text() == results
+    assert (tmp_path / FILE_NAME).read_text() == recorded
+
+
+def test_settings_that_do_not_change_answers_still_resume(tmp_path: Path) -> None:
+    team, _ = _team()
+    _run(tmp_path, PROBLEMS[:2], team)
+    config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path,
+                        settings=ReSoSettings(schedule="waves"), concurrency=1, budget_usd=5.0)
+    assert asyncio.run(run_eval(config, PROBLEMS[:2], team))["n"] == 2
+
+
+def test_a_dataset_whose_items_changed_is_refused(tmp_path: Path) -> None:
+    team, _ = _team()
+    _run(tmp_path, PROBLEMS[:2], team)
+    edited = [PROBLEMS[0], _problem(1, question="a different question"), *PROBLEMS[2:]]
+    with pytest.raises(ProvenanceError, match=r"dataset item 'p1' changed content\)"):
+        _run(tmp_path, edited, team)
+    with pytest.raises(ProvenanceError, match="dataset items: none in common with the recorded ones"):
+        _run(tmp_path, [dataclasses.replace(p, id=f"x{p.id}") for p in PROBLEMS], team)
+
+
+def test_a_dataset_file_is_the_same_dataset_from_another_working_folder(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    team, _ = _team()
+    data = tmp_path / "data" / "d.jsonl"
+    data.parent.mkdir()
+    data.write_text("{}\n")
+    out = tmp_path / "run"
+    monkeypatch.chdir(data.parent)
+    _run(out, PROBLEMS[:2], team, dataset="d.jsonl")
+    assert _recorded(out)["dataset"] == str(data)
+    monkeypatch.chdir(tmp_path)
+    assert _run(out, PROBLEMS[:2], team, dataset="data/d.jsonl")["n"] == 2
+
+
+def test_another_pool_is_refused_by_content_not_by_name(tmp_path: Path) -> None:
+    team, _ = _team()
+    _run(tmp_path, PROBLEMS[:2], team)
+    dearer = Pool([agent.model_copy(update={"price_out": 9.0}) if agent.id == "solver" else agent
+                   for agent in team.pool], name="scripted")
+    with pytest.raises(ProvenanceError, match=r"pool 'scripted' \([0-9a-f]{8}\) → 'scripted' \([0-9a-f]{8}\)"):
+        _run(tmp_path, PROBLEMS[:2], dataclasses.replace(team, pool=dearer))
+
+
+def test_a_folder_moved_with_its_dadb_still_resumes(tmp_path: Path) -> None:
+    team, _ = _team()
+    first = tmp_path / "sweep" / "run"
+    _run(first, PROBLEMS[:2], team, db=str(tmp_path / "sweep" / "dadb.sqlite"))
+    assert _recorded(first)["settings"]["db"] == "../dadb.sqlite"
+    shutil.copytree(tmp_path / "sweep", tmp_path / "moved")
+    moved = tmp_path / "moved" / "run"
+    assert _run(moved, PROBLEMS[:2], team, db=str(tmp_path / "moved" / "dadb.sqlite"))["n"] == 2
+    with pytest.raises(ProvenanceError, match=r"db '../dadb.sqlite' → '../../sweep/dadb.sqlite'"):
+        _run(moved, PROBLEMS[:2], team, db=str(tmp_path / "sweep" / "dadb.sqlite"))
+
+
+def test_a_folder_from_before_provenance_resumes_and_records_it_with_a_note(tmp_path: Path) -> None:
+    team, answerer = _team()
+    _run(tmp_path, PROBLEMS[:2], team)
+    (tmp_path / FILE_NAME).unlink()
+    calls = len(answerer.calls)
+    assert _run(tmp_path, PROBLEMS[:2], team, k=3)["n"] == 2
+    assert len(answerer.calls) == calls
+    recorded = _recorded(tmp_path)
+    assert recorded["settings"]["k"] == 3
+    assert recorded["note"].startswith("recorded on resume: the 2 row(s) already here were written before")
+
+
+def test_a_folder_without_rows_takes_the_new_run(tmp_path: Path) -> None:
+    team, _ = _team()
+    _run(tmp_path, PROBLEMS[:2], team, budget_usd=1e-12)  # stopped before any item was written
+    assert not (tmp_path / "results.jsonl").exists() or not (tmp_path / "results.jsonl").read_text()
+    assert _recorded(tmp_path)["settings"]["k"] == 2
+    assert _run(tmp_path, PROBLEMS[:2], team, k=3)["n"] == 2
+    assert _recorded(tmp_path)["settings"]["k"] == 3
+
+
+def test_a_refused_rerun_leaves_a_torn_last_line_in_place(tmp_path: Path) -> None:
+    team, _ = _team()
+    _run(tmp_path, PROBLEMS[:2], team)
+    results = tmp_path / "results.jsonl"
+    with results.open("a") as handle:
+        handle.write('{"id": "p2", "answ')
+    before = results.read_text()
+    provenance = Provenance.of_run(method="reso", dataset="unit", settings=ReSoSettings(k=3), pool=team.pool,
+                                   problems=PROBLEMS, out=tmp_path)
+    with pytest.raises(ProvenanceError, match="k 2 → 3"):
+        ResultsFile(results, provenance=provenance)
+    assert results.read_text() == before
+    with ResultsFile(results) as reopened:  # the lock was released
+        assert sorted(reopened.done) == ["p0", "p1"]
+
+
+@pytest.mark.parametrize(("content", "part"), [
+    ("{broken", f"{FILE_NAME}: Invalid JSON"),
+    ('{"method": 3}', f"{FILE_NAME}: field 'method': Input should be a valid string"),
+])
+def test_an_unreadable_provenance_file_is_one_line_naming_it(tmp_path: Path, content: str, part: str) -> None:
+    (tmp_path / FILE_NAME).write_text(content)
+    with pytest.raises(ProvenanceError) as caught:
+        read_provenance(tmp_path / FILE_NAME)
+    assert part in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_demo_reruns_into_its_folders_resume(tmp_path: Path) -> None:
+    from reso.evals.demo import DemoConfig, run_demo
+
+    config = DemoConfig(out=tmp_path, world="two-model", train_limit=3, test_limit=2, concurrency=2,
+                        reso_variants={})
+    first = run_demo(config, log=lambda line: None)["gsm8k-mas"]
+    assert (tmp_path / "gsm8k-mas" / "train-reso" / FILE_NAME).exists()
+    again = run_demo(config, log=lambda line: None)["gsm8k-mas"]
+    assert [(s["method"], s["n"], s["correct"]) for s in again] == [(s["method"], s["n"], s["correct"]) for s in first]
+    with pytest.raises(ProvenanceError, match=r"train-reso: holds 3 result\(s\) of a different run \(seed 0 → 1\)"):
+        run_demo(dataclasses.replace(config, seed=1), log=lambda line: None)
