@@ -6,8 +6,12 @@ profiles are most similar (`ProfileIndex`), score them with the configured varia
 the DADB (mirrored in memory by `StatsCache`), and return the `k` best as `Candidate`s carrying every
 score component. Ties are broken by a tiny seeded random draw; Thompson draws come from the same seeded
 generator, one stream per selection keyed by the subtask text and how often it was selected before, so
-concurrent selections draw alike whatever order they run in. The fine stage (`run_fine_stage`) runs those candidates and keeps the best-scored answer;
-`update` feeds each candidate's reward and cost back to the DADB (a no-op in test mode).
+concurrent selections draw alike whatever order they run in. The engine's fine stage
+(`reso.graphs.fine_stage`) runs those candidates and keeps the best-scored answer; `update` feeds each
+candidate's reward and cost back to the DADB (a no-op in test mode).
+
+`Selector` is the protocol every selector implements (these two, the evaluation's pinned baselines, test
+fakes): `select` with an `exclude` set of agent ids that must not be returned, and `update`.
 
 To select by an LLM-written target expert profile instead of the raw subtask (the paper's way), pass
 `TargetProfileWriter(model).write(subtask)` from `reso.agents.target_profile` to `select`.
@@ -21,20 +25,19 @@ import threading
 import zlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
 from reso.agents.dadb import DADB
 from reso.agents.embeddings import Embedder
-from reso.agents.fine_stage import run_fine_stage
 from reso.agents.index import ProfileIndex, index_path_for_db, profile_index_for_pool
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
 from reso.agents.scoring import score_components
 from reso.agents.stats_cache import StatsCache
 
-__all__ = ["VARIANTS", "Candidate", "RandomSelector", "SelectorConfig", "UCBSelector", "Variant", "run_fine_stage"]
+__all__ = ["VARIANTS", "Candidate", "RandomSelector", "Selector", "SelectorConfig", "UCBSelector", "Variant"]
 
 Variant = Literal["thompson", "kl-ucb", "normalized", "paper"]
 VARIANTS: tuple[Variant, ...] = ("thompson", "kl-ucb", "normalized", "paper")
@@ -44,12 +47,28 @@ _DEFAULT_C: dict[str, float] = {"thompson": 0.3, "kl-ucb": 1.0, "normalized": 0.
 
 @dataclass(frozen=True)
 class Candidate:
-    """An agent chosen by the coarse stage, with its score and every term that made it up."""
+    """An agent chosen to answer a subtask, with its score and every term that made it up (the coarse
+    stage's, or a rule's: a pinned baseline, the integration step's exact tool); `domain` is the DADB row
+    its reward goes to."""
 
     agent: Agent
     score: float
     components: dict[str, float]
     domain: str | None = None
+
+
+class Selector(Protocol):
+    """What the engine asks of a selector."""
+
+    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None,
+               exclude: Collection[str] = ()) -> list[Candidate]:
+        """Up to k agents for `subtask`, best first, none of whose ids is in `exclude`."""
+        ...
+
+    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
+               domain: str | None = None) -> None:
+        """Learn one candidate's reward and cost (a selector that learns nothing ignores it)."""
+        ...
 
 
 def _doc(text: str) -> dict[str, str]:

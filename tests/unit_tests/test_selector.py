@@ -4,7 +4,6 @@ The Bayesian variants (Thompson sampling, the default, and KL-UCB) are tested in
 
 from __future__ import annotations
 
-import asyncio
 import math
 
 import numpy as np
@@ -15,7 +14,7 @@ from reso.agents.embeddings import load_embedder
 from reso.agents.index import ProfileIndex
 from reso.agents.pool import pool_from_dict
 from reso.agents.scoring import paper_score
-from reso.agents.selector import RandomSelector, SelectorConfig, UCBSelector, run_fine_stage
+from reso.agents.selector import RandomSelector, SelectorConfig, UCBSelector
 from tests.selector_helpers import HASH, priced_pool, sigmoid, tiny_dadb, vector_selector
 
 
@@ -180,29 +179,6 @@ def test_config_rejects_bad_values() -> None:
         SelectorConfig(variant="fancy")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="top_m"):
         SelectorConfig(top_m=0)
-
-
-async def test_fine_stage_runs_candidates_concurrently_and_picks_the_best() -> None:
-    started: list[str] = []
-    both_started = asyncio.Event()
-
-    async def answer(name: str) -> str:
-        started.append(name)
-        if len(started) == 3:
-            both_started.set()
-        await asyncio.wait_for(both_started.wait(), timeout=5)
-        return f"answer of {name}"
-
-    answers, scores, best = await run_fine_stage(["x", "y", "z"], answer, lambda a: [0.2, 0.9, 0.9])
-    assert answers == ["answer of x", "answer of y", "answer of z"] and scores == [0.2, 0.9, 0.9] and best == 1
-
-    async def async_scores(items):
-        return [len(item) for item in items]
-
-    _, scores, best = await run_fine_stage(["a", "bbb"], lambda c: asyncio.sleep(0, c), async_scores)
-    assert scores == [1.0, 3.0] and best == 1
-    with pytest.raises(ValueError, match="2 answers"):
-        await run_fine_stage(["a", "b"], lambda c: asyncio.sleep(0, c), lambda a: [1.0])
 
 
 def test_exploration_constant_defaults_per_variant() -> None:
