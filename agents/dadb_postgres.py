@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 
 from reso.agents.agent_stats import AgentStats
 from reso.agents.dadb_base import (
@@ -39,7 +38,7 @@ from reso.agents.dadb_base import (
     update_rows,
     visits_of,
 )
-from reso.agents.db_url import MASK, is_postgres_url, redact, redact_url
+from reso.agents.db_url import is_postgres_url, redact_url, scrub
 
 T = TypeVar("T")
 _COLUMNS = "agent_id, domain, " + ", ".join(FIELDS)
@@ -99,10 +98,6 @@ class PostgresDADB(AgentDatabase):
             raise ValueError(f"not a PostgreSQL URL (postgresql://...): {redact_url(url)!r}")
         self.location = redact_url(url)
         self._url = url
-        try:
-            self._password = conninfo_to_dict(url).get("password") or ""
-        except psycopg.ProgrammingError as error:
-            raise DADBError(f"{self.location}: not a valid PostgreSQL URL: {self._scrub(str(error))}") from None
         self._retry_s = retry_s
         self._connect_timeout_s = connect_timeout_s
         self._lock = threading.RLock()
@@ -114,13 +109,9 @@ class PostgresDADB(AgentDatabase):
         self._run(self._create_schema, idempotent=True, retry_s=0.0)
 
     # -- connection and retries ---------------------------------------------------------------------
-    def _scrub(self, message: str) -> str:
-        message = redact(message)
-        return message.replace(self._password, MASK) if getattr(self, "_password", "") else message
-
     def _error(self, what: str, error: BaseException) -> DADBError:
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        return DADBError(f"{self.location}: {what}: {self._scrub(first)}")
+        return DADBError(f"{self.location}: {what}: {scrub(first, self._url)}")
 
     def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed or self._conn.broken:

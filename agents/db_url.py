@@ -10,6 +10,7 @@ reads `PGPASSWORD` or `~/.pgpass` when the URL has none.
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, unquote
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 MASK = "***"
@@ -60,3 +61,22 @@ def without_credentials(url: str) -> str:
         return url
     scheme, _, host_and_path, query = _parts(redact_url(url))
     return f"{scheme}://{host_and_path}{query}"
+
+
+def url_password(url: str) -> str:
+    """The password a PostgreSQL URL carries ('' when none): from its user info or `password=` parameter."""
+    if not is_postgres_url(url):
+        return ""
+    _, user_info, _, query = _parts(url)
+    if user_info is not None and ":" in user_info:
+        return unquote(user_info.split(":", 1)[1])
+    return (parse_qs(query.lstrip("?#")).get("password") or [""])[0]
+
+
+def scrub(message: str, url: str) -> str:
+    """`message` (an error about `url`) with URLs redacted and the URL's password, however quoted, hidden."""
+    message = redact(message)
+    password = url_password(url)
+    for form in {password, password.replace("%", "%25")} if password else ():
+        message = message.replace(form, MASK)
+    return message

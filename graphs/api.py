@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from reso.graphs.checkpointer import checkpoint_key, checkpoint_location, open_checkpointer
 from reso.graphs.learning import DeferredSelector, collecting, learning_dadb, result_updates
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
@@ -32,7 +33,8 @@ T = TypeVar("T")
 class ReSo:
     """A configured ReSo system: settings, the team they describe, and optionally a checkpoint file.
 
-    With `checkpoint_path`, every run is saved (LangGraph's SQLite checkpointer) under its `thread_id`;
+    With `checkpoint_path` (a SQLite file, or a `postgresql://` URL: `reso.graphs.checkpointer`), every run
+    is saved under its `thread_id`;
     solving again with the same `thread_id` resumes an interrupted run instead of starting over. In
     training mode such a run learns once: its DADB updates are applied when the question is answered,
     rebuilt from the saved records of every subtask (those finished before a crash included), in one
@@ -45,7 +47,7 @@ class ReSo:
         base = ReSoSettings.coerce(settings)
         self.settings = base.replace(**overrides) if overrides else base
         self._team = team
-        self.checkpoint_path = Path(checkpoint_path) if checkpoint_path else None
+        self.checkpoint_path = checkpoint_location(checkpoint_path)
         self._plain_graph: Any = None
         self._deferring_team: Team | None = None
 
@@ -76,7 +78,7 @@ class ReSo:
         dadb = learning_dadb(self.team.selector)
         if not self._learns_once() or dadb is None or result.status == "awaiting_review":
             return
-        key = f"{Path(self.checkpoint_path or '').resolve()}#{thread_id}"
+        key = f"{checkpoint_key(self.checkpoint_path or Path())}#{thread_id}"
         await asyncio.to_thread(dadb.record_batch, key, result_updates(result.steps))
 
     @contextlib.asynccontextmanager
@@ -94,10 +96,7 @@ class ReSo:
                 self._plain_graph = build_graph(self.team, checkpointer=saver)
             yield self._plain_graph
             return
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-        self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(str(self.checkpoint_path)) as saver:
+        async with open_checkpointer(self.checkpoint_path) as saver:
             yield build_graph(self._run_team(), checkpointer=saver)
 
     @staticmethod
