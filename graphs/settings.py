@@ -52,7 +52,8 @@ class ReSoSettings:
         default=False,
         metadata={"description": "Keep the UCB exploration bonus in test mode (default: exploit what was learned)."},
     )
-    db: str = field(default="", metadata={"description": "DADB SQLite file; empty = in memory for this process."})
+    db: str = field(default="", metadata={"description": (
+        "DADB: a SQLite file or a postgresql:// URL; empty = in memory for this process.")})
     embedder: str = field(default="minilm", metadata={"description": "Embedder spec for profiles and subtasks."})
     context_policy: ContextPolicy = field(
         default="parents", metadata={"description": "Which earlier answers a subtask sees."}

@@ -88,7 +88,7 @@ def _team_key(settings: ReSoSettings) -> tuple[Any, ...]:
 
 def build_team(settings: ReSoSettings) -> Team:
     """Load the pool and build models, selector, scorer and DADB for `settings` (not cached)."""
-    from reso.agents.dadb import DADB
+    from reso.agents.dadb_open import open_dadb
     from reso.agents.defaults import default_pool_path
     from reso.agents.embeddings import load_embedder
     from reso.agents.invoke import models_for_pool
@@ -97,7 +97,7 @@ def build_team(settings: ReSoSettings) -> Team:
     from reso.reward.registry import build_scorer
 
     pool = load_pool(Path(settings.pool) if settings.pool else default_pool_path())
-    dadb = DADB(settings.db or None, mode=settings.mode)
+    dadb = open_dadb(settings.db or None, mode=settings.mode)
     if settings.selection == "random":
         selector: Selector = RandomSelector(pool, dadb, config=SelectorConfig(k=settings.k, seed=settings.seed))
     else:
