@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from reso.agents import models as _models
 from reso.agents.answers import AgentAnswer
+from reso.agents.endpoints import endpoint_slots
 from reso.agents.profiles import Agent, ModelSpec
 from reso.agents.retry import NO_RETRY, RetryFailed, RetryPolicy, call_with_retries
 
@@ -106,7 +107,7 @@ async def call_agent(
 
     start = time.perf_counter()
     try:
-        response, retries = await call_with_retries(attempt, retry or NO_RETRY)
+        response, retries = await call_with_retries(attempt, retry or NO_RETRY, endpoint_slots(agent.model))
     except asyncio.CancelledError:
         raise
     except RetryFailed as failed:

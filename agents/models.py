@@ -11,19 +11,30 @@
 Everything returned is a `BaseChatModel`, so tracing, rate limiters, retries and response caches apply
 unchanged. `params.requests_per_second` (with optional `max_bucket_size` and `check_every_n_seconds`)
 becomes a LangChain `InMemoryRateLimiter` on the model, whatever the provider; all agents sharing the
-model spec share it. API keys are read from the environment variable the spec names, handed to the client as a
-`SecretStr`, and never written into an error message.
+model spec share it. `params.max_concurrency` limits the calls in flight to the model's endpoint (shared by
+every model on one `base_url`; a local server gets 1 by default: `reso.agents.endpoints`). API keys are read
+from the environment variable the spec names, handed to the client as a `SecretStr`, and never written into
+an error message.
+
+The output-token cap (`params.max_tokens`, or its newer name `max_completion_tokens`) is sent under the
+name the endpoint honours, set by `params.max_tokens_param`. langchain-openai's `ChatOpenAI` always
+renames `max_tokens` to `max_completion_tokens` (OpenAI's newer field), which OpenAI-compatible servers
+such as llama-cpp-python ignore, so each call would generate to the context limit. Hence the default:
+`max_tokens` for a `base_url` server (sent through `extra_body`, past the rename), `max_completion_tokens`
+for OpenAI itself (no `base_url`, or `api.openai.com`).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.rate_limiters import InMemoryRateLimiter
 from pydantic import SecretStr
 
+from reso.agents.endpoints import MAX_CONCURRENCY_PARAM, check_max_concurrency
 from reso.agents.faults import with_faults
 from reso.agents.profiles import ModelSpec
 
@@ -53,11 +64,47 @@ def api_key_from_env(model: ModelSpec) -> SecretStr | None:
     return SecretStr(value)
 
 
+TokenParam = Literal["max_tokens", "max_completion_tokens"]
+TOKEN_PARAM = "max_tokens_param"
+"""Key of `ModelSpec.params` naming the request field that carries the output-token cap (`TokenParam`)."""
+
+
+def default_token_param(model: ModelSpec) -> TokenParam:
+    """`max_completion_tokens` for OpenAI itself, `max_tokens` for any other `base_url` server."""
+    host = urlsplit(model.base_url).hostname if model.base_url else "api.openai.com"
+    return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+
+
+def token_cap_to_request(model: ModelSpec, params: dict[str, Any]) -> None:
+    """Move the token cap in `params` (in place) to where `ChatOpenAI` sends it as the endpoint's field.
+
+    Raises:
+        ModelLoadError: An unknown `max_tokens_param`, or the cap given twice.
+    """
+    field = params.pop(TOKEN_PARAM, None) or default_token_param(model)
+    if field not in get_args(TokenParam):
+        raise ModelLoadError(f"{model.spec}: params.{TOKEN_PARAM} must be one of {list(get_args(TokenParam))}, "
+                             f"got {field!r}")
+    given = {name: params.pop(name) for name in get_args(TokenParam) if name in params}
+    extra_body = dict(params.get("extra_body") or {})
+    names = [*given, *(["extra_body.max_tokens"] if "max_tokens" in extra_body else [])]
+    if len(names) > 1:
+        raise ModelLoadError(f"{model.spec}: params give the token cap more than once: {', '.join(names)}")
+    if not given:
+        return
+    [cap] = given.values()
+    if field == "max_completion_tokens":
+        params["max_tokens"] = cap  # ChatOpenAI's field, sent as max_completion_tokens
+    else:
+        params["extra_body"] = {**extra_body, "max_tokens": cap}
+
+
 def _openai_compatible(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     key = api_key_from_env(model) or SecretStr(NO_KEY)
     params = {"max_retries": 0, **params}  # reso.agents.retry retries instead (its docstring says why)
+    token_cap_to_request(model, params)
     return ChatOpenAI(model=model.target, base_url=model.base_url, api_key=key, **params)
 
 
@@ -75,6 +122,8 @@ def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
         params = {**params, "base_url": model.base_url}
     if model.provider in CLIENT_RETRY_PROVIDERS:
         params = {"max_retries": 0, **params}  # reso.agents.retry retries instead (its docstring says why)
+    if model.provider == "openai":
+        token_cap_to_request(model, params)
     try:
         return init_chat_model(model.spec, **params)  # type: ignore[return-value]
     except ImportError as error:
@@ -113,18 +162,25 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
 
     Returns:
         The chat model; `model.params` are passed to its constructor, except the rate-limit keys
-        (`RATE_LIMIT_PARAMS`), which become its `rate_limiter`. With `model.faults`, the model comes
-        wrapped in a fault injector (`reso.agents.faults`).
+        (`RATE_LIMIT_PARAMS`), which become its `rate_limiter`, `max_concurrency` (the endpoint's limit,
+        applied per call) and `max_tokens_param` (the field the token cap is sent as). With
+        `model.faults`, the model comes wrapped in a fault injector (`reso.agents.faults`).
 
     Raises:
-        ModelLoadError: Unknown tool, missing API-key variable, unknown provider, a bad `local:` path, or
-            a bad rate limit.
+        ModelLoadError: Unknown tool, missing API-key variable, unknown provider, a bad `local:` path, a
+            bad rate limit, concurrency limit or token-cap field.
         reso.agents.replay.ReplayError: A missing or invalid replay file, or a model it does not record.
     """
     if isinstance(model, str):
         model = ModelSpec(spec=model)
     params = dict(model.params)
     limiter = rate_limiter_from_params(model, params)
+    try:  # read per call by reso.agents.endpoints; checked here so that a bad value fails at load
+        check_max_concurrency(params.pop(MAX_CONCURRENCY_PARAM, None))
+    except ValueError as error:
+        raise ModelLoadError(f"{model.spec}: {error}") from None
+    if TOKEN_PARAM in params and model.provider != "openai":
+        raise ModelLoadError(f"{model.spec}: params.{TOKEN_PARAM} applies to openai: models only")
     chat_model = _build(model, params)
     if limiter is not None:
         # Set on the built model rather than passed to each constructor: replay, tool and local loaders

@@ -10,6 +10,19 @@ How this layer combines with the provider clients' own retries: the OpenAI and A
 (LangChain, local, replay, tool, the fault injector) then gets the same policy, each attempt gets the call's
 own time limit, and retries are counted on the `AgentAnswer` and in the run's records. A pool that sets
 `params.max_retries` keeps the client's retries too, and attempts multiply (client × this layer).
+
+Against an endpoint with a concurrency limit (`reso.agents.endpoints`: a local server by default), retries
+must not pile work onto a server that is still busy:
+
+- each attempt first waits for one of the endpoint's slots and holds it until the attempt ends; the
+  backoff between attempts is slept without a slot, so other calls go first, and the retry then queues
+  for a slot like any call;
+- an attempt that runs out of time is cancelled, which closes its HTTP connection (vLLM and llama.cpp's
+  server then stop generating; llama-cpp-python's finishes the request in hand but drops queued ones);
+- a timeout is not retried there: the server may still be generating the abandoned answer, so a new
+  attempt would wait behind it and most likely time out too. The answer fails, and the circuit breaker
+  (`reso.agents.health`) stops asking a server that keeps timing out. Errors the server answered with
+  (429, 5xx) and refused connections are still retried with backoff.
 """
 
 from __future__ import annotations
@@ -31,10 +44,14 @@ from tenacity import (
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
+from reso.agents.endpoints import EndpointSlots
+
 T = TypeVar("T")
 TRANSIENT_STATUS = frozenset({408, 409, 429})
 _TRANSIENT_NAMES = frozenset({"APITimeoutError", "APIConnectionError", "TimeoutException", "ConnectError",
                               "ReadTimeout", "ConnectTimeout", "RemoteProtocolError"})
+# Read timeouts: the request reached the server, which may still be working on it.
+_TIMEOUT_NAMES = frozenset({"APITimeoutError", "TimeoutException", "ReadTimeout"})
 
 
 @dataclass(frozen=True)
@@ -86,6 +103,11 @@ def is_transient(error: BaseException) -> bool:
     if code is not None:
         return code in TRANSIENT_STATUS or code >= 500
     return type(error).__name__ in _TRANSIENT_NAMES
+
+
+def is_timeout(error: BaseException) -> bool:
+    """Whether the call ran out of time after it was sent (our time limit, or the client's read timeout)."""
+    return isinstance(error, TimeoutError | asyncio.TimeoutError) or type(error).__name__ in _TIMEOUT_NAMES
 
 
 def retry_after_s(error: BaseException, now: float | None = None) -> float | None:
@@ -146,12 +168,14 @@ class _StopOnLongRetryAfter(stop_base):
         return asked is not None and asked > self.limit_s
 
 
-async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy) -> tuple[T, int]:
+async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy,
+                            slots: EndpointSlots | None = None) -> tuple[T, int]:
     """Await `attempt()` until it succeeds, fails for good, or the policy runs out.
 
     Args:
         attempt: Makes one fresh call each time it is invoked.
         policy: Attempts, backoff and the `Retry-After` cap.
+        slots: The endpoint's concurrency limit: each attempt holds one slot, and timeouts are final.
 
     Returns:
         The result and the number of retries it took (0 when the first call succeeded).
@@ -169,18 +193,29 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.attempts) | _StopOnLongRetryAfter(policy.max_retry_after_s),
         wait=_WaitRetryAfter(policy),
-        retry=retry_if_exception(is_transient),
+        retry=retry_if_exception(is_transient if slots is None else _transient_but_no_timeout),
         before_sleep=count,
         reraise=True,
         **({"sleep": policy.sleep} if policy.sleep is not None else {}),
     )
     try:
-        result = await retrying(attempt)
+        result = await retrying(attempt if slots is None else _holding(slots, attempt))
     except asyncio.CancelledError:
         raise
     except Exception as error:
         raise RetryFailed(error, retries) from error
     return result, retries
+
+
+def _holding(slots: EndpointSlots, attempt: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
+    async def limited() -> T:
+        async with slots:
+            return await attempt()
+    return limited
+
+
+def _transient_but_no_timeout(error: BaseException) -> bool:
+    return is_transient(error) and not is_timeout(error)
 
 
 class RetryFailed(Exception):
