@@ -34,7 +34,8 @@ def eval_command(
     seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
     concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 8,
     mode: Annotated[str, typer.Option(help="train (update the DADB, write CRM records) | test (frozen).")] = "test",
-    db: Annotated[Optional[Path], typer.Option(help="DADB file; default OUT/dadb.sqlite.")] = None,
+    db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
+        "DADB: a SQLite file or a postgresql:// URL; default $RESO_DB_URL, else OUT/dadb.sqlite."))] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask (the first stage, when adaptive).")] = None,
     k_max: Annotated[Optional[int], typer.Option(

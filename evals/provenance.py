@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from reso.agents.db_url import is_postgres_url, without_credentials
 from reso.agents.pool import Pool
 from reso.evals.datasets import Problem
 from reso.evals.results import ResultsFormatError
@@ -78,7 +79,9 @@ class Provenance(BaseModel):
         """The provenance of a run of `method` on `problems` with these settings (the method's overrides
         applied), writing into `out`."""
         values = {name: getattr(settings, name) for name in ANSWER_SETTINGS}
-        if values["db"]:
+        if is_postgres_url(values["db"]):  # the server and database, never a user's password
+            values["db"] = without_credentials(values["db"])
+        elif values["db"]:
             # Relative to the folder, so moving a sweep (its DADB inside or beside the runs) changes nothing.
             values["db"] = os.path.relpath(Path(values["db"]).resolve(), out.resolve())
         return cls(method=method, dataset=dataset_name(dataset), pool=pool_identity(pool), settings=values,

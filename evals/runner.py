@@ -27,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from reso.agents.db_url import redact
 from reso.evals.datasets import Problem
 from reso.evals.ledger import DeferredSelector, collecting, item_key, learning_dadb, reconcile, run_id
 from reso.evals.methods import Method
@@ -155,8 +156,9 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
         "items_left": (items - n) if items is not None else 0,
         "budget": {"usd": config.budget_usd, "tokens": config.budget_tokens, "seconds": config.budget_seconds},
         "seed": config.settings.seed,
-        "settings": {k: v for k, v in vars(config.settings).items()},
-        "command": config.command,
+        # A database URL's password never reaches the summary (nor the reports read from it).
+        "settings": {k: redact(v) if isinstance(v, str) else v for k, v in vars(config.settings).items()},
+        "command": [redact(arg) for arg in config.command],
         "versions": _versions(),
     }
 
