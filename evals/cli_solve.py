@@ -111,7 +111,8 @@ def solve(
     planner_model: Annotated[Optional[str], typer.Option(help="Model spec for the LLM planner.")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask.")] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
-    db: Annotated[Optional[str], typer.Option(help="DADB file (agent reputations).")] = None,
+    db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
+        "DADB (agent reputations): a SQLite file or a postgresql:// URL; default $RESO_DB_URL."))] = None,
     max_usd: Annotated[Optional[float], typer.Option(help="USD budget for the question.")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(help="Token budget for the question.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
