@@ -10,7 +10,7 @@ reads `PGPASSWORD` or `~/.pgpass` when the URL has none.
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qs, unquote
+from urllib.parse import unquote
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 MASK = "***"
@@ -63,20 +63,19 @@ def without_credentials(url: str) -> str:
     return f"{scheme}://{host_and_path}{query}"
 
 
-def url_password(url: str) -> str:
-    """The password a PostgreSQL URL carries ('' when none): from its user info or `password=` parameter."""
+def _password_forms(url: str) -> set[str]:
+    """The password as written in `url` and as decoded from it (empty when it has none)."""
     if not is_postgres_url(url):
-        return ""
+        return set()
     _, user_info, _, query = _parts(url)
-    if user_info is not None and ":" in user_info:
-        return unquote(user_info.split(":", 1)[1])
-    return (parse_qs(query.lstrip("?#")).get("password") or [""])[0]
+    written = [user_info.split(":", 1)[1]] if user_info is not None and ":" in user_info else []
+    written += [match.group(0).split("=", 1)[1] for match in re.finditer(r"(?i)password=[^&#]*", query)]
+    return {form for raw in written for form in (raw, unquote(raw))} - {""}
 
 
 def scrub(message: str, url: str) -> str:
-    """`message` (an error about `url`) with URLs redacted and the URL's password, however quoted, hidden."""
+    """`message` (an error about `url`) with URLs redacted and the URL's password, as written or decoded, hidden."""
     message = redact(message)
-    password = url_password(url)
-    for form in {password, password.replace("%", "%25")} if password else ():
+    for form in sorted(_password_forms(url), key=len, reverse=True):
         message = message.replace(form, MASK)
     return message

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reso.agents.dadb_base import AgentDatabase, Mode
-from tests.postgres_server import PostgresServer, server_bindir, start_server
+from tests.postgres_server import PostgresServer, server_bindir, start_server, unavailable_reason
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -26,10 +26,10 @@ def shared_data() -> Path:
 def postgres_server() -> Iterator[PostgresServer]:
     """A throwaway PostgreSQL server for the whole session (unix socket only); skips where none is installed."""
     pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[postgres]')")
-    bindir = server_bindir()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine: apt-get install postgresql")
-    server = start_server(bindir)
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = start_server(server_bindir())
     try:
         yield server
     finally:

@@ -46,6 +46,20 @@ def server_bindir() -> Path | None:
     return next((c for c in candidates if (c / "initdb").is_file() and (c / "pg_ctl").is_file()), None)
 
 
+def unavailable_reason() -> str | None:
+    """Why no throwaway server can start here (no server binaries, root without a `postgres` user), else None."""
+    import pwd
+
+    if server_bindir() is None:
+        return "no PostgreSQL server binaries (initdb, pg_ctl) on this machine: apt-get install postgresql"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root, and initdb refuses root: no 'postgres' user to run the server as"
+    return None
+
+
 @dataclass
 class PostgresServer:
     """A running throwaway server; `url` names a database on it."""
@@ -90,9 +104,13 @@ class PostgresServer:
     def start(self) -> None:
         self._pg_ctl("start", "-w", "-t", "60")
 
-    def restart(self) -> None:
-        """Stop (fast: open sessions are cut off) and start again, as a server restart mid-run would."""
+    def halt(self) -> None:
+        """Stop the server (fast: open sessions are cut off), keeping its data for `start`."""
         self._pg_ctl("stop", "-m", "fast", "-w")
+
+    def restart(self) -> None:
+        """Stop and start again, as a server restart mid-run would."""
+        self.halt()
         self.start()
 
     def stop(self) -> None:
