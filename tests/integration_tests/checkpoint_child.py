@@ -1,8 +1,9 @@
 """A child process for the checkpoint-resume test: solves a three-step chain with slow scripted agents
 through `ReSo(checkpoint_path=...)` in training mode, logging every agent call (at its start) to a file
-and learning into a DADB file next to the checkpoint.
+and learning into a DADB file next to the checkpoint (or, for a postgresql:// checkpoint URL, into the
+same database).
 
-Usage: python -m tests.integration_tests.checkpoint_child CHECKPOINT_FILE CALL_LOG
+Usage: python -m tests.integration_tests.checkpoint_child CHECKPOINT_FILE_OR_URL CALL_LOG
 Prints the result and the DADB's visit count as one JSON line when the question is answered.
 """
 
@@ -14,6 +15,8 @@ import sys
 from typing import Any
 
 from reso.agents.dadb import DADB
+from reso.agents.dadb_open import open_dadb
+from reso.agents.db_url import is_postgres_url
 from reso.graphs.api import ReSo
 from reso.graphs.settings import ReSoSettings
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
@@ -56,13 +59,14 @@ class LearningSelector:
 
 
 def dadb_path(checkpoint: str) -> str:
-    return f"{checkpoint}.dadb.sqlite"
+    """Beside a checkpoint file; for a postgresql:// checkpoint, in the same database."""
+    return checkpoint if is_postgres_url(checkpoint) else f"{checkpoint}.dadb.sqlite"
 
 
 def main(checkpoint: str, log: str) -> None:
     model = LoggedAnswerer(answers=ANSWERS, delays=DELAYS, calls=[], log=log)
     team = scripted_team({"a": model}, lambda s: ["calc"] if s.startswith("Please calculate") else ["a"])
-    team.dadb = DADB(dadb_path(checkpoint))
+    team.dadb = open_dadb(dadb_path(checkpoint))
     team.selector = LearningSelector(team.selector, team.dadb)
     reso = ReSo(ReSoSettings(mode="train"), team=team, checkpoint_path=checkpoint)
     result = asyncio.run(reso.asolve("three steps", plan=PLAN, thread_id="crash-test"))
