@@ -30,3 +30,6 @@ app.command("plan")(plan_command)
 app.command("eval")(eval_command)
 app.command("demo")(demo_command)
 app.command("compare")(compare_command)
+
+if __name__ == "__main__":  # `python -m reso.evals.cli …`, as the `reso` script (for -X importtime, say)
+    app()

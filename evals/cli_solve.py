@@ -17,6 +17,9 @@ NO_RECORDING_HINT = (
 )
 
 
+TEAM_STAGE = "loading the team: pool, models, selector, scorer …"
+
+
 class QuestionInputError(ValueError):
     """The question could not be read (missing, empty, unreadable or not UTF-8)."""
 
@@ -101,6 +104,23 @@ def failure_lines(result: Any) -> list[str]:
     return lines
 
 
+def _team_settings(*, planner: str | None, planner_model: str | None, pool: str | None, prices: Path | None,
+                   **options: Any) -> Any:
+    """Check the options, resolve the pool and build the team for the settings they give, which are returned.
+
+    The team is built here, before the live view starts, so a bad pool file, an unset key variable or an
+    unknown scorer is one line and exit code 2, not a traceback.
+    """
+    _check_planner_options(planner, planner_model)
+    from reso.agents.pool_source import pool_file_for
+    from reso.graphs.team import team_for
+
+    settings = settings_from_options(pool=pool_file_for(pool, prices), planner=planner, planner_model=planner_model,
+                                     **options)
+    team_for(settings)
+    return settings
+
+
 def solve(
     question: Annotated[Optional[str], typer.Argument(help="The question; '-' reads standard input.")] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the question from a file.")] = None,
@@ -118,24 +138,19 @@ def solve(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
     """Answer QUESTION with a self-organising team of agents."""
+    from reso.evals.progress import progress_console, run_with_progress, stage
+
+    console = progress_console(quiet=json_output)
     try:
         text = read_question(question, file)
-        _check_planner_options(planner, planner_model)
-        from reso.agents.pool_source import pool_file_for
-
-        pool = pool_file_for(pool, prices)
-        settings = settings_from_options(pool=pool, planner=planner, planner_model=planner_model, k=k,
-                                         scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
-        from reso.graphs.team import team_for
-
-        # Build the team (pool, models, API keys, scorer) before the live view starts, so a bad pool file,
-        # an unset key variable or an unknown scorer is one line and exit code 2, not a traceback.
-        team_for(settings)
+        # The first progress line, before any heavy import: building the team loads the agents layer, the
+        # pool's recordings or clients, the selector's index and the scorer, which takes a second or two.
+        with stage(console, TEAM_STAGE):
+            settings = _team_settings(planner=planner, planner_model=planner_model, pool=pool, prices=prices,
+                                           k=k, scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
     except ValueError as error:  # every configuration error of the layers below is a ValueError
         _fail(_first_line(error), 2)
-    from reso.evals.progress import run_with_progress
-
-    result = run_with_progress(text, settings, quiet=json_output)
+    result = run_with_progress(text, settings, console=console)
     if json_output:
         typer.echo(json.dumps(result.to_json()))
     else:

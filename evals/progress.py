@@ -1,15 +1,26 @@
-"""A live terminal view of one question's progress (rich), fed by the graph's streamed events."""
+"""A live terminal view of one question's progress (rich): the stage before the plan, then the task table fed
+by the graph's streamed events.
+
+The view draws on standard error, and only on a terminal: piped or captured, standard error carries the
+final table and the one-line errors alone (docs/bad-input.md).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
+from rich.spinner import Spinner
 from rich.table import Table
 
-from reso.graphs.records import Result
+if TYPE_CHECKING:
+    from reso.graphs.records import Result
+
+PLANNING = "planning the question …"
 
 
 def _table(plan: list[dict[str, Any]], status: dict[str, str], detail: dict[str, str]) -> Table:
@@ -22,16 +33,38 @@ def _table(plan: list[dict[str, Any]], status: dict[str, str], detail: dict[str,
     return table
 
 
-async def _run(question: str, settings: Any, quiet: bool) -> Result:
+def progress_console(*, quiet: bool = False) -> Console:
+    """Standard error as a rich console; a quiet one draws nothing (the `--json` output)."""
+    return Console(stderr=True, quiet=quiet)
+
+
+@contextmanager
+def stage(console: Console, text: str) -> Iterator[None]:
+    """Show `text` beside a spinner while the block runs, drawn at once on entry and erased on exit.
+
+    On a terminal the line appears before the block's work starts; anywhere else (a pipe, a file, a quiet
+    console) nothing is written, so an error raised inside leaves standard error to its one `error:` line.
+    """
+    with Live(Spinner("dots", text=text), console=console, transient=True, refresh_per_second=12.5) as live:
+        live.refresh()  # Live's own thread would first draw a frame later; the stage shows before its work
+        yield
+
+
+def _view(plan: list[dict[str, Any]], status: dict[str, str], detail: dict[str, str]) -> RenderableType:
+    # Until the plan arrives the table has no rows; the stage says what is happening instead.
+    return _table(plan, status, detail) if plan else Spinner("dots", text=PLANNING)
+
+
+async def _run(question: str, settings: Any, console: Console) -> Result:
     from reso.graphs.api import ReSo
 
-    reso = ReSo(settings)
-    console = Console(stderr=True, quiet=quiet)
     plan: list[dict[str, Any]] = []
     status: dict[str, str] = {}
     detail: dict[str, str] = {}
     result: Result | None = None
-    with Live(_table(plan, status, detail), console=console, transient=False, auto_refresh=False) as live:
+    with Live(_view(plan, status, detail), console=console, transient=False, auto_refresh=False) as live:
+        live.refresh()
+        reso = ReSo(settings)
         async for event in reso.astream(question):
             kind = event.get("event")
             if kind == "plan":
@@ -45,11 +78,11 @@ async def _run(question: str, settings: Any, quiet: bool) -> Result:
                 detail[event["id"]] = f"{event['agent']}: {event['value']}"
             elif kind == "result":
                 result = event["result"]
-            live.update(_table(plan, status, detail), refresh=True)
+            live.update(_view(plan, status, detail), refresh=True)
     assert result is not None, "the graph ended without a result"
     return result
 
 
-def run_with_progress(question: str, settings: Any, *, quiet: bool = False) -> Result:
-    """Solve `question`, drawing progress on standard error unless `quiet`."""
-    return asyncio.run(_run(question, settings, quiet))
+def run_with_progress(question: str, settings: Any, *, quiet: bool = False, console: Console | None = None) -> Result:
+    """Solve `question`, drawing progress on `console` (standard error by default) unless `quiet`."""
+    return asyncio.run(_run(question, settings, console or progress_console(quiet=quiet)))

@@ -55,3 +55,50 @@ def test_empty_question_is_a_usage_error():
     result = runner.invoke(app, ["solve", "   "])
     assert result.exit_code == 2
     assert "no question given" in result.output
+
+
+def test_the_first_progress_line_shows_before_the_team_is_built(monkeypatch):
+    """On a terminal the team stage is drawn before the heavy work (building the team) starts; then the plan
+    stage and the table follow, and the answer line is printed."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    import reso.graphs.team as team
+    from reso.evals import progress
+    from reso.evals.bench.startup import visible_text
+    from reso.evals.cli_solve import TEAM_STAGE
+
+    screen = StringIO()
+    monkeypatch.setattr(progress, "progress_console",
+                        lambda *, quiet=False: Console(file=screen, force_terminal=True, width=120, quiet=quiet))
+    shown_when_building: list[str] = []
+    build = team.team_for
+
+    def team_for(settings):
+        shown_when_building.append(visible_text(screen.getvalue().encode("utf-8")))
+        return build(settings)
+
+    monkeypatch.setattr(team, "team_for", team_for)
+    result = runner.invoke(app, ["solve", JANET])
+    assert result.exit_code == 0, result.output
+    assert len(shown_when_building) == 1 and TEAM_STAGE in shown_when_building[0]
+    assert progress.PLANNING not in shown_when_building[0]
+    drawn = visible_text(screen.getvalue().encode("utf-8"))
+    assert drawn.index(TEAM_STAGE) < drawn.index(progress.PLANNING) < drawn.index("subtask")
+    assert result.stdout.startswith("answer: 18  [done;")
+
+
+def test_json_output_draws_no_progress(monkeypatch):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from reso.evals import progress
+
+    screen = StringIO()
+    monkeypatch.setattr(progress, "progress_console",
+                        lambda *, quiet=False: Console(file=screen, force_terminal=True, width=120, quiet=quiet))
+    result = runner.invoke(app, ["solve", JANET, "--json"])
+    assert _last_json(result.stdout)["answer"] == "18"
+    assert screen.getvalue() == ""
