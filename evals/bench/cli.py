@@ -196,6 +196,25 @@ def crm_command(
     emit(report, json_output, render_table)
 
 
+@app.command("startup")
+def startup_command(
+    runs: int = typer.Option(5, min=1, help="Timed rounds (each: python -c pass, reso --help, reso solve)."),
+    question: str = typer.Option("", help="The question to solve (default: a GSM8K question the offline pool "
+                                 "has recorded)."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """Seconds to `reso solve`'s first progress line (on a pseudo-terminal, warm disk cache) and to its answer,
+    beside `python -c pass` and `reso --help`."""
+    from reso.evals.bench.startup import DEFAULT_QUESTION, render_table, run_bench
+
+    try:
+        report = run_bench(runs=runs, question=question.strip() or DEFAULT_QUESTION)
+    except (ValueError, TimeoutError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
+    emit(report, json_output, render_table)
+
+
 @app.command("eval")
 def eval_command(
     questions: int = typer.Option(200, min=1, help="Questions in the timed batch."),
