@@ -35,7 +35,9 @@ def checkpoint_location(value: str | Path | None) -> CheckpointLocation | None:
 
 def checkpoint_key(location: CheckpointLocation) -> str:
     """The store's name in exactly-once keys (never its password)."""
-    return str(location.resolve()) if isinstance(location, Path) else without_credentials(location)
+    if isinstance(location, Path):
+        return str(location.resolve())
+    return "postgresql://" + without_credentials(location).split("://", 1)[1]  # postgres:// is the same server
 
 
 @contextlib.asynccontextmanager

@@ -7,6 +7,7 @@ and the sweep folder above it (results, summary, reports, CRM records, the DADB 
 the response cache, plots, SQLite side files), the
 process's standard output and error with every library's DEBUG logging on, and the pool file are scanned
 for the key. The Python API with a SQLite checkpoint is scanned the same way, with its log records.
+A PostgreSQL DADB URL's password (`--db`, `RESO_DB_URL`) is held to the same standard, a wrong one included.
 """
 
 from __future__ import annotations
@@ -184,3 +185,52 @@ def test_no_command_line_option_takes_a_key() -> None:
     every = options(typer.main.get_command(app), "reso")
     assert len(every) > 50  # the walk reached the sub-commands
     assert [(path, name) for path, name in every if key_like.search(name.lstrip("-"))] == []
+
+
+DB_CANARY = "pg-canary-7b3e5d1f"
+
+
+def _reso_eval_with_debug_logging(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    program = ("import logging, sys; logging.basicConfig(level=logging.DEBUG, stream=sys.stderr); "
+               "from reso.evals.cli import app; sys.argv = " + repr(argv) + "; app()")
+    return subprocess.run([sys.executable, "-c", program], cwd=cwd, env=env, capture_output=True, timeout=300)
+
+
+def test_a_database_url_password_is_written_nowhere(tmp_path: Path, postgres_server: Any) -> None:
+    """`reso eval --db postgresql://USER:PASSWORD@…` (and `RESO_DB_URL`): the password opens the DADB and
+    appears in no file, no log line, no summary and no error."""
+    from reso.agents.dadb_open import open_dadb
+
+    needles = [DB_CANARY.encode(), DB_CANARY.encode("utf-16-le")]
+    role = "canary_db_user"
+    postgres_server.admin(f"DROP ROLE IF EXISTS {role}", f"CREATE ROLE {role} LOGIN PASSWORD '{DB_CANARY}'")
+    url = postgres_server.url(postgres_server.create_database(owner=role), user=role, password=DB_CANARY)
+    out = tmp_path / "sweep" / "run"
+    argv = ["reso", "eval", "--dataset", "gsm8k-mas-easy-train", "--limit", "3", "--mode", "train", "--out",
+            str(out), "--db", url, "--embedder", "hash:256", "--concurrency", "2", "--quiet"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = _reso_eval_with_debug_logging(argv, tmp_path, env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    assert b"DEBUG" in done.stderr, "DEBUG logging was not on: the log scan would be vacuous"
+    # The server asks this role for its password, so a DADB that learned proves the password was used.
+    assert open_dadb(url, mode="test").total_visits() > 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["settings"]["db"] == url.replace(DB_CANARY, "***")
+    assert url.replace(DB_CANARY, "***") in summary["command"]
+
+    # A wrong password, through the environment variable: one line, exit 2, no password either.
+    wrong = url.replace(DB_CANARY, DB_CANARY + "-wrong")
+    argv_env = [arg for arg in argv if arg not in ("--db", url)]
+    argv_env[argv_env.index(str(out))] = str(tmp_path / "sweep" / "wrong")
+    refused = _reso_eval_with_debug_logging(argv_env, tmp_path, {**env, "RESO_DB_URL": wrong})
+    assert refused.returncode == 2, refused.stderr.decode(errors="replace")[-3000:]
+    error_lines = [line for line in refused.stderr.decode().splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 1 and "password authentication failed" in error_lines[0], error_lines
+
+    found = {}
+    for path in sorted(tmp_path.rglob("*")):
+        if path.is_file() and (hits := [n for n in needles if n in path.read_bytes()]):
+            found[str(path.relative_to(tmp_path))] = hits
+    assert found == {}
+    for stream in (done.stdout, done.stderr, refused.stdout, refused.stderr):
+        assert [n for n in needles if n in stream] == []

@@ -1,5 +1,8 @@
 """Exactly-once DADB learning in evaluation runs: keyed batches, the results line written before the DADB
-commit, and reconciliation on resume after a crash at any point between the two."""
+commit, and reconciliation on resume after a crash at any point between the two.
+
+The tests that learn into a DADB run on both implementations (`dadb_store`: SQLite, then PostgreSQL).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reso.agents.dadb import DADB
+from reso.agents.dadb_base import AgentDatabase
 from reso.evals.ledger import DeferredSelector, collecting, item_key, run_id
 from reso.evals.methods import parse_method
 from reso.evals.runner import EvalConfig, run_eval
@@ -23,7 +26,7 @@ class LearningSelector:
     """The scripted selector of the runner tests, learning into a real DADB like UCBSelector does."""
 
     inner: object
-    dadb: DADB
+    dadb: AgentDatabase
     updates: list[tuple[str, float]] = field(default_factory=list)
 
     def select(self, subtask, k=None, *, domain=None):
@@ -34,9 +37,9 @@ class LearningSelector:
         self.dadb.record(agent_id, reward, cost_usd, tokens, domain)
 
 
-def _learning_team(problems, db: Path):
+def _learning_team(problems, dadb: AgentDatabase):
     team, strong = _team(problems)
-    team.selector = LearningSelector(team.selector, DADB(db))
+    team.selector = LearningSelector(team.selector, dadb)
     team.dadb = team.selector.dadb
     return team, strong
 
@@ -56,8 +59,8 @@ def _recorded_calls(*outs: Path) -> int:
     return sum(len(step["candidates"]) for out in outs for row in _rows(out) for step in row["steps"])
 
 
-def test_a_keyed_batch_is_applied_once(tmp_path):
-    dadb = DADB(tmp_path / "d.sqlite")
+def test_a_keyed_batch_is_applied_once(dadb_store):
+    dadb = dadb_store.open("d")
     updates = [("a", 1.0, 0.1, 10, "algebra"), ("b", 0.0, 0.2, 5, None)]
     assert dadb.record_batch("run/1", updates) is True
     assert dadb.record_batch("run/1", updates) is False
@@ -66,12 +69,12 @@ def test_a_keyed_batch_is_applied_once(tmp_path):
     with pytest.raises(ValueError, match="finite"):
         dadb.record_batch("run/2", [("a", float("nan"), 0.0, 0, None)])
     assert dadb.applied_keys() == {"run/1"}, "a rejected batch leaves no key behind"
-    frozen = DADB(tmp_path / "d.sqlite", mode="test")
+    frozen = dadb_store.open("d", mode="test")
     assert frozen.record_batch("run/3", updates) is False and frozen.total_visits() == 2
 
 
-def test_updates_are_collected_per_context_and_immediate_outside(tmp_path):
-    dadb = DADB(tmp_path / "d.sqlite")
+def test_updates_are_collected_per_context_and_immediate_outside(dadb_store):
+    dadb = dadb_store.open("d")
     inner = LearningSelector(None, dadb)
     deferred = DeferredSelector(inner)
     with collecting() as updates:
@@ -93,9 +96,9 @@ def test_the_deferred_selector_keeps_the_inner_select_signature():
     assert deferred.select("s", 1, exclude=("a",)) == ["s", ("a",)]
 
 
-def test_train_run_counts_every_recorded_call_once_and_a_rerun_adds_nothing(tmp_path):
+def test_train_run_counts_every_recorded_call_once_and_a_rerun_adds_nothing(tmp_path, dadb_store):
     problems = [_problem(i) for i in range(6)]
-    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    team, _ = _learning_team(problems, dadb_store.open("d"))
     _run(tmp_path / "out", problems, team)
     rows = _rows(tmp_path / "out")
     assert team.dadb.total_visits() == _recorded_calls(tmp_path / "out") == 6 * 5
@@ -107,10 +110,11 @@ def test_train_run_counts_every_recorded_call_once_and_a_rerun_adds_nothing(tmp_
     assert team.selector.updates == []
 
 
-def test_a_crash_between_the_line_and_the_dadb_commit_is_reconciled_on_resume(tmp_path, monkeypatch):
+def test_a_crash_between_the_line_and_the_dadb_commit_is_reconciled_on_resume(tmp_path, dadb_store, monkeypatch):
     problems = [_problem(i) for i in range(5)]
-    team, strong = _learning_team(problems, tmp_path / "d.sqlite")
-    original = DADB.record_batch
+    team, strong = _learning_team(problems, dadb_store.open("d"))
+    implementation = type(team.dadb)
+    original = implementation.record_batch
     calls = {"n": 0}
 
     def dies_on_the_third(self, key, updates):
@@ -119,21 +123,21 @@ def test_a_crash_between_the_line_and_the_dadb_commit_is_reconciled_on_resume(tm
             raise KeyboardInterrupt("killed after the line, before the commit")
         return original(self, key, updates)
 
-    monkeypatch.setattr(DADB, "record_batch", dies_on_the_third)
+    monkeypatch.setattr(implementation, "record_batch", dies_on_the_third)
     with pytest.raises(KeyboardInterrupt):
         _run(tmp_path / "out", problems, team)
     written = len(_rows(tmp_path / "out"))
     assert team.dadb.total_visits() < 5 * written, "one written line is not yet in the DADB"
-    monkeypatch.setattr(DADB, "record_batch", original)
+    monkeypatch.setattr(implementation, "record_batch", original)
     calls_before = len(strong.calls)
     _run(tmp_path / "out", problems, team)
     assert team.dadb.total_visits() == _recorded_calls(tmp_path / "out") == 5 * 5
     assert len(strong.calls) - calls_before == 2 * (5 - written), "written items were not asked again"
 
 
-def test_a_torn_line_runs_again_and_is_counted_once(tmp_path):
+def test_a_torn_line_runs_again_and_is_counted_once(tmp_path, dadb_store):
     problems = [_problem(i) for i in range(4)]
-    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    team, _ = _learning_team(problems, dadb_store.open("d"))
     _run(tmp_path / "out", problems[:2], team)
     with (tmp_path / "out" / "results.jsonl").open("a") as handle:
         handle.write('{"id": "p2", "dadb_updates": [["strong", 1.0')  # killed mid-write: no commit yet
@@ -142,18 +146,18 @@ def test_a_torn_line_runs_again_and_is_counted_once(tmp_path):
     assert team.dadb.total_visits() == _recorded_calls(tmp_path / "out") == 4 * 5
 
 
-def test_two_output_folders_sharing_a_dadb_are_both_counted(tmp_path):
+def test_two_output_folders_sharing_a_dadb_are_both_counted(tmp_path, dadb_store):
     problems = [_problem(i) for i in range(3)]
-    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    team, _ = _learning_team(problems, dadb_store.open("d"))
     _run(tmp_path / "a", problems, team)
     _run(tmp_path / "b", problems, team)
     assert run_id(tmp_path / "a") != run_id(tmp_path / "b")
     assert team.dadb.total_visits() == _recorded_calls(tmp_path / "a", tmp_path / "b") == 2 * 3 * 5
 
 
-def test_baselines_that_learn_nothing_carry_no_updates(tmp_path):
+def test_baselines_that_learn_nothing_carry_no_updates(tmp_path, dadb_store):
     problems = [_problem(i) for i in range(2)]
-    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    team, _ = _learning_team(problems, dadb_store.open("d"))
     config = EvalConfig(dataset="unit", method=parse_method("single:weak", team.pool), out=tmp_path / "out",
                         settings=ReSoSettings(mode="train"), concurrency=2, command=["reso", "eval"])
     asyncio.run(run_eval(config, problems, team))
@@ -174,9 +178,9 @@ def test_a_second_writer_of_one_results_file_is_refused(tmp_path):
         assert set(again.done) == {"a"}
 
 
-def test_a_lost_line_whose_updates_were_applied_reruns_without_learning_twice(tmp_path):
+def test_a_lost_line_whose_updates_were_applied_reruns_without_learning_twice(tmp_path, dadb_store):
     problems = [_problem(i) for i in range(3)]
-    team, strong = _learning_team(problems, tmp_path / "d.sqlite")
+    team, strong = _learning_team(problems, dadb_store.open("d"))
     _run(tmp_path / "out", problems, team)
     results = tmp_path / "out" / "results.jsonl"
     lines = results.read_text().splitlines()
@@ -189,11 +193,11 @@ def test_a_lost_line_whose_updates_were_applied_reruns_without_learning_twice(tm
     assert team.dadb.total_visits() == 3 * 5
 
 
-def test_the_python_api_learns_immediately_and_a_checkpointed_thread_once(tmp_path):
+def test_the_python_api_learns_immediately_and_a_checkpointed_thread_once(tmp_path, dadb_store):
     from reso.graphs.api import ReSo
 
     problem = _problem(0)
-    team, _ = _learning_team([problem], tmp_path / "d.sqlite")
+    team, _ = _learning_team([problem], dadb_store.open("d"))
     plain = ReSo(ReSoSettings(mode="train"), team=team)
     plain.solve(problem.question, plan=problem.plan)
     assert len(team.selector.updates) == 5 and team.dadb.total_visits() == 5, "no checkpoint: immediate"
