@@ -17,7 +17,8 @@ from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from reso.agents.dadb import DADB, Update
+from reso.agents.dadb import Update
+from reso.agents.dadb_base import AgentDatabase
 from reso.graphs.records import StepRecord
 from reso.graphs.scoped import scoped
 
@@ -47,10 +48,10 @@ class DeferredSelector:
         sink.append((agent_id, float(reward), float(cost_usd), int(tokens), domain))
 
 
-def learning_dadb(selector: Any) -> DADB | None:
+def learning_dadb(selector: Any) -> AgentDatabase | None:
     """The DADB `selector` learns into, or None when its updates write nothing (frozen, or no DADB)."""
     dadb = getattr(selector, "dadb", None)
-    return dadb if isinstance(dadb, DADB) and dadb.mode == "train" else None
+    return dadb if isinstance(dadb, AgentDatabase) and dadb.mode == "train" else None
 
 
 @contextlib.contextmanager
