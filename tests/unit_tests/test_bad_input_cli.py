@@ -430,3 +430,21 @@ def test_crm_train_on_too_little_data_is_one_line(tmp_path: Path, content: str, 
 def test_a_dadb_path_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
     assert_one_error_line(invoke("solve", "What is 2+2?", "--db", str(tmp_path)), 2,
                           f"{tmp_path}: cannot open as a DADB")
+
+
+def test_eval_refuses_a_rerun_with_other_settings_into_the_same_out(tmp_path: Path) -> None:
+    dataset = write(tmp_path / "ok.jsonl", GOOD_LINE + '{"id": "b", "question": "What is 3+5?", "answer": "8"}\n')
+    out = tmp_path / "run"
+    args = ("eval", "--dataset", str(dataset), "--out", str(out), "--embedder", "hash:64", "--quiet")
+    first = invoke(*args, "--limit", "1")
+    assert first.exit_code == 0, first.stderr
+    rows = (out / "results.jsonl").read_text()
+    assert_one_error_line(invoke(*args, "--k", "3", "--method", "random"), 2,
+                          f"{out}: holds 1 result(s) of a different run (method 'reso' → 'random'; k 2 → 3)")
+    assert (out / "results.jsonl").read_text() == rows
+    again = invoke(*args)  # the same values resume, and the larger limit adds the second item
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["n"] == 2
+    assert (out / "results.jsonl").read_text().startswith(rows)
+    (out / "provenance.json").write_text('{"method": 3}')
+    assert_one_error_line(invoke(*args), 2, f"{out / 'provenance.json'}: field 'method': Input should be a valid string")
