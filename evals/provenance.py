@@ -151,7 +151,9 @@ def dataset_name(dataset: str) -> str:
 
 def item_hash(problem: Problem) -> str:
     """A short hash of everything an item holds (question, answers, plan, metadata)."""
-    text = json.dumps(dataclasses.asdict(problem), sort_keys=True, ensure_ascii=False, default=str)
+    # A shallow field mapping: `dataclasses.asdict` deep-copies every plan and meta first (7x slower).
+    fields = {field.name: getattr(problem, field.name) for field in dataclasses.fields(problem)}
+    text = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
