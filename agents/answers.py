@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from reso.agents.failures import FailureKind
+
 
 @dataclass(frozen=True, slots=True)
 class AgentAnswer:
-    """One candidate's answer to one subtask. `error` is set (and `text` empty) when the call failed;
-    `retries` counts the extra attempts transient failures cost."""
+    """One candidate's answer to one subtask. `error` (a line for people) and `failure` (its kind, for code)
+    are set, and `text` is empty, when the call failed; `retries` counts the extra attempts transient
+    failures cost."""
 
     agent_id: str
     text: str
@@ -19,6 +22,11 @@ class AgentAnswer:
     latency_s: float = 0.0
     error: str | None = None
     retries: int = 0
+    failure: FailureKind | None = None
+
+    def __post_init__(self) -> None:
+        if self.error is not None and self.failure is None:  # an error of no known kind is a plain error
+            object.__setattr__(self, "failure", FailureKind.ERROR)
 
     @property
     def ok(self) -> bool:

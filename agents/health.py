@@ -17,7 +17,8 @@ dead model fails alike, and `Health.for_pool` groups them so that one breaker tr
 What counts: a call that errored (after retries) is a failure, except a decline: a tool refusing a
 non-calculation or a replay agent without a recording reached a healthy agent that had nothing to say
 and counts as neither. A reply with no extractable answer (empty, garbage) is a failure; one with an
-answer is a success; a call the budget refused was never made and counts as nothing.
+answer is a success; a call the budget refused was never made and counts as nothing
+(`FailureKind.neutral`).
 """
 
 from __future__ import annotations
@@ -34,10 +35,6 @@ from reso.agents.profiles import Agent
 BreakerState = Literal["closed", "open", "half_open"]
 Outcome = Literal["success", "failure", "neutral"]
 
-# Exception type names (the first word of `AgentAnswer.error`) of calls that reached a healthy agent
-# which declined the subtask; `BudgetExceeded` marks calls never made.
-NEUTRAL_ERRORS = frozenset({"ToolDeclined", "NoRecordingError", "BudgetExceeded"})
-
 
 def endpoint_key(agent: Agent) -> str:
     """The endpoint an agent's calls go to: its model spec and base URL."""
@@ -46,9 +43,8 @@ def endpoint_key(agent: Agent) -> str:
 
 def classify(answer: AgentAnswer, has_answer: Callable[[str], bool]) -> Outcome:
     """Whether a call speaks for or against its endpoint's health (see the module docstring)."""
-    if answer.error is not None:
-        kind = answer.error.split(":", 1)[0].strip()
-        return "neutral" if kind in NEUTRAL_ERRORS else "failure"
+    if answer.failure is not None:
+        return "neutral" if answer.failure.neutral else "failure"
     return "success" if has_answer(answer.text) else "failure"
 
 

@@ -1,10 +1,10 @@
 """Calling an agent: one chat-model call turned into an `AgentAnswer` with tokens, cost and latency.
 
 Every failure (a timeout, an HTTP error, a replay agent without a recording, a tool that declines) comes
-back as an `AgentAnswer` whose `error` is one short line, so that one failing candidate never brings down
-a subtask. Error lines are scrubbed of API keys before they leave this module. Transient failures
-(timeouts, 429, 5xx, lost connections) are retried first under a `RetryPolicy` (`reso.agents.retry`);
-the answer counts the retries.
+back as an `AgentAnswer` whose `error` is one short line and whose `failure` says its kind
+(`reso.agents.failures`), so that one failing candidate never brings down a subtask. Error lines are
+scrubbed of API keys before they leave this module. Transient failures (timeouts, 429, 5xx, lost
+connections) are retried first under a `RetryPolicy` (`reso.agents.retry`); the answer counts the retries.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from reso.agents import models as _models
 from reso.agents.answers import AgentAnswer
 from reso.agents.endpoints import endpoint_slots
+from reso.agents.failures import failure_kind
 from reso.agents.profiles import Agent, ModelSpec
 from reso.agents.retry import NO_RETRY, RetryFailed, RetryPolicy, call_with_retries
 
@@ -112,7 +113,8 @@ async def call_agent(
         raise
     except RetryFailed as failed:
         return AgentAnswer(agent_id=agent.id, text="", latency_s=time.perf_counter() - start,
-                           error=error_line(failed.error, agent), retries=failed.retries)
+                           error=error_line(failed.error, agent), retries=failed.retries,
+                           failure=failure_kind(failed.error))
     latency = time.perf_counter() - start
     input_tokens, output_tokens = token_usage(response) if isinstance(response, AIMessage) else (0, 0)
     return AgentAnswer(

@@ -25,6 +25,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from reso.agents.defaults import FEWSHOT_REPLAY_FILES, fewshot_prefix_path, zeroshot_prompt_path
+from reso.agents.failures import DeclinedCall, FailureKind
 from reso.agents.inline import InlineChatModel
 from reso.agents.replay_question import asked_question
 from reso.agents.replay_table import (
@@ -46,8 +47,10 @@ QUESTION_SLOT = "{question}"
 FEWSHOT_QUESTION = "Question: {question}\nAnswer:"
 
 
-class NoRecordingError(LookupError):
+class NoRecordingError(DeclinedCall, LookupError):
     """The prompt is about a question that the replay files have no recording of (for this model)."""
+
+    kind = FailureKind.NO_RECORDING
 
 
 @lru_cache(maxsize=8)

@@ -27,12 +27,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from sympy.parsing.sympy_parser import auto_number, parse_expr, rationalize
 
+from reso.agents.failures import DeclinedCall, FailureKind
 from reso.agents.inline import InlineChatModel
 from reso.agents.prompting import answer_bindings, current_subtask
 
 
-class ToolDeclined(ValueError):
+class ToolDeclined(DeclinedCall, ValueError):
     """The tool cannot answer this prompt; the message says why."""
+
+    kind = FailureKind.TOOL_DECLINED
 
 
 MAX_EXPRESSION_CHARS = 1000

@@ -1,10 +1,9 @@
-"""Exactly-once DADB learning for evaluation runs: no update lost or applied twice, whatever kills the run.
+"""The evaluation runner's side of exactly-once DADB learning: the results file as the log of what to learn.
 
-While an item runs, its candidates' reward updates are collected instead of written
-(`reso.graphs.learning`: `DeferredSelector` wraps the team's selector; `collecting()` opens one item's
-collection in the current asyncio context, so concurrent items never mix). When the item finishes, the
-runner first appends its results line, which carries the updates, and then applies them in one DADB
-transaction keyed `RUN_ID/ITEM_ID` (`DADB.record_batch`). The results file is therefore the log of what must be learned:
+While an item runs, its subtasks record their candidates' rewards without writing them (the run context's
+`reso.graphs.learning.LearnOnce`). When the item finishes, the runner first appends its results line,
+which carries the item's updates, and then applies them in one DADB transaction keyed `RUN_ID/ITEM_ID`
+(`LearnOnce.apply`). The results file is therefore the log of what must be learned:
 
 - killed before the line is complete: nothing was applied; the item runs again on resume;
 - killed after the line, before the DADB commit: `reconcile` applies the line's updates on resume;
@@ -12,8 +11,7 @@ transaction keyed `RUN_ID/ITEM_ID` (`DADB.record_batch`). The results file is th
 
 So the DADB's visits always equal the candidate updates recorded in `results.jsonl`. The run id lives in
 `OUT/run.json`, so every resume of one output folder uses the same keys, and two folders training on one
-DADB never collide. Items that change nothing (test mode, baselines that learn nothing) carry no updates.
-"""
+DADB never collide. Items that change nothing (test mode, baselines that learn nothing) carry no updates."""
 
 from __future__ import annotations
 
@@ -25,10 +23,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from reso.agents.dadb import DADB, Update
-from reso.graphs.learning import DeferredSelector, collecting, learning_dadb
+from reso.agents.dadb_base import Update
+from reso.graphs.learning import LearnOnce
 
-__all__ = ["DeferredSelector", "collecting", "item_key", "learning_dadb", "reconcile", "row_updates", "run_id"]
+__all__ = ["item_key", "reconcile", "row_updates", "run_id"]
 
 
 def run_id(out: Path) -> str:
@@ -57,13 +55,7 @@ def row_updates(row: dict[str, Any]) -> list[Update]:
     return [(str(a), float(r), float(c), int(t), d) for a, r, c, t, d in row.get("dadb_updates") or []]
 
 
-def reconcile(dadb: DADB, run: str, rows: Iterable[dict[str, Any]]) -> int:
+def reconcile(learn_once: LearnOnce, run: str, rows: Iterable[dict[str, Any]]) -> int:
     """Apply the updates of every line whose key the DADB lacks; returns how many lines were applied."""
-    applied = dadb.applied_keys(prefix=f"{run}/")
-    count = 0
-    for row in rows:
-        key = item_key(run, row["id"])
-        if key in applied or "dadb_updates" not in row:
-            continue
-        count += dadb.record_batch(key, row_updates(row))
-    return count
+    pending = ((item_key(run, row["id"]), row_updates(row)) for row in rows if "dadb_updates" in row)
+    return learn_once.reconcile(f"{run}/", pending)

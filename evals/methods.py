@@ -23,12 +23,13 @@ sub-questions alone.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
+from reso.agents.selector import Candidate
 from reso.graphs.escalation import Cascade
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, extract_answer
@@ -43,23 +44,17 @@ class MethodError(ValueError):
     """A method name that cannot be used with this pool."""
 
 
-@dataclass(frozen=True)
-class PinnedCandidate:
-    agent: Any
-    score: float = 1.0
-    components: dict[str, float] = field(default_factory=dict)
-    domain: str | None = None
-
-
 @dataclass
 class PinnedSelector:
-    """Answers every subtask with fixed agents, in the given order. Learns nothing."""
+    """Answers every subtask with fixed agents, in the given order (whatever k). Learns nothing."""
 
     pool: Pool
     agents: Sequence[str]
 
-    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None) -> list[PinnedCandidate]:
-        return [PinnedCandidate(self.pool.get(agent_id), components={"pinned": 1.0}) for agent_id in self.agents]
+    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None,
+               exclude: Collection[str] = ()) -> list[Candidate]:
+        return [Candidate(self.pool.get(agent_id), 1.0, {"pinned": 1.0})
+                for agent_id in self.agents if agent_id not in exclude]
 
     def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
                domain: str | None = None) -> None:

@@ -5,9 +5,10 @@ candidate); `DIR/summary.json` the totals with the settings, seed, command line 
 in training mode every line also carries its candidates as labelled CRM records, gathered into
 `DIR/crm_records.jsonl` at the end (the `{instruction, answer, label}` format `reso crm train` reads).
 
-Training updates the DADB exactly once per item, across crashes and resumes: each line carries its
-item's updates and is written before they are applied under the key `RUN_ID/ITEM_ID` (see
-`reso.evals.ledger`). Budgets per run (tokens, USD, wall time) are checked before every call: once one is
+Training updates the DADB exactly once per item, across crashes and resumes: the run context's
+learn-once service (`reso.graphs.learning.LearnOnce`) keeps the subtasks from writing as they go; each
+line carries its item's updates, rebuilt from the item's records, and is written before they are applied
+under the key `RUN_ID/ITEM_ID` (see `reso.evals.ledger`). Budgets per run (tokens, USD, wall time) are checked before every call: once one is
 spent, no item starts and the calls of items in flight are refused; those items are not written (they
 run again on a rerun with a higher budget, their calls served from the response cache), and
 `summary.json` says why the run `stopped`.
@@ -16,7 +17,6 @@ run again on a rerun with a higher budget, their calls served from the response 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import platform
 import sys
@@ -28,14 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from reso.agents.db_url import redact
+from reso.agents.failures import FailureKind
 from reso.evals.datasets import Problem
-from reso.evals.ledger import DeferredSelector, collecting, item_key, learning_dadb, reconcile, run_id
+from reso.evals.ledger import item_key, reconcile, run_id
 from reso.evals.methods import Method
 from reso.evals.provenance import Provenance
 from reso.evals.results import ResultsFile
 from reso.evals.stats import wilson_interval
 from reso.graphs.api import ReSo
-from reso.graphs.budget import RUN_SCOPE, Budget, refused_by_run, use_run_budget
+from reso.graphs.budget import RUN_SCOPE, Budget
+from reso.graphs.context import RunContext
+from reso.graphs.learning import LearnOnce, result_updates
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
@@ -174,7 +177,7 @@ def _run_budget(config: EvalConfig, rows: Sequence[dict[str, Any]]) -> Budget:
 
 
 def _cut_by_run_budget(result: Result) -> bool:
-    return any(refused_by_run(c.error) for step in result.steps for c in step.candidates)
+    return any(c.failure is FailureKind.RUN_BUDGET_EXCEEDED for step in result.steps for c in step.candidates)
 
 
 async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
@@ -183,22 +186,20 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
     config.out.mkdir(parents=True, exist_ok=True)
     settings = config.settings.replace(**config.method.overrides)
     adapted = config.method.adapt(team, seed=settings.seed)
-    dadb = learning_dadb(adapted.selector) if settings.mode == "train" else None
-    if dadb is not None:
-        adapted = dataclasses.replace(adapted, selector=DeferredSelector(adapted.selector))
-    reso = ReSo(settings, team=adapted)
+    learn_once = LearnOnce.for_selector(adapted.selector, settings)
     run = run_id(config.out)
     started = time.monotonic()
     stopped: str | None = None
     provenance = Provenance.of_run(method=config.method.name, dataset=config.dataset, settings=settings,
                                    pool=team.pool, problems=problems, out=config.out)
     with ResultsFile(config.out / "results.jsonl", provenance=provenance) as results:
-        if dadb is not None:
-            await asyncio.to_thread(reconcile, dadb, run, list(results.rows()))
+        if learn_once is not None:
+            await asyncio.to_thread(reconcile, learn_once, run, list(results.rows()))
         todo = [p for p in problems if p.id not in results.done]
         semaphore = asyncio.Semaphore(max(1, config.concurrency))
         lock = asyncio.Lock()
         budget = _run_budget(config, list(results.rows()))
+        reso = ReSo.in_run(RunContext(settings=settings, team=adapted, budget=budget, learn_once=learn_once))
 
         async def one(problem: Problem) -> None:
             nonlocal stopped
@@ -208,25 +209,24 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                     return
                 needs_truth = settings.mode == "train" or settings.scorer_sees_reference
                 references = dict(problem.subtask_answers or {}) if needs_truth else None
-                with collecting() as updates:
-                    result = await reso.asolve(problem.question, references=references, **_planned(problem))
+                result = await reso.asolve(problem.question, references=references, **_planned(problem))
                 if _cut_by_run_budget(result):
                     # Partial because the run ran out, not because of the item: leave it for a rerun.
                     stopped = stopped or budget.exceeded
                     return
                 row = result_row(problem, result, mode=settings.mode)
-                if dadb is not None:
+                updates = result_updates(result.steps) if learn_once is not None else []
+                if learn_once is not None:
                     row["dadb_updates"] = [list(update) for update in updates]
                 async with lock:
                     # The append fsyncs: off the event loop, so other questions keep moving meanwhile.
                     await asyncio.to_thread(results.append, row)
-                if dadb is not None:
-                    await asyncio.to_thread(dadb.record_batch, item_key(run, problem.id), updates)
+                if learn_once is not None:
+                    await asyncio.to_thread(learn_once.apply, item_key(run, problem.id), updates)
                 if progress is not None:
                     progress(row)
 
-        with use_run_budget(budget):
-            await asyncio.gather(*(one(problem) for problem in todo))
+        await asyncio.gather(*(one(problem) for problem in todo))
         rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
     summary = summarise(config, rows, time.monotonic() - started, stopped, items=len(problems))
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from reso.graphs.checkpointer import checkpoint_key, checkpoint_location, open_checkpointer
-from reso.graphs.learning import DeferredSelector, collecting, learning_dadb, result_updates
+from reso.graphs.context import RunContext
+from reso.graphs.learning import LearnOnce, result_updates
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
@@ -31,73 +32,76 @@ T = TypeVar("T")
 
 
 class ReSo:
-    """A configured ReSo system: settings, the team they describe, and optionally a checkpoint file.
+    """A configured ReSo system: its run context (settings, the team they describe) and optionally a
+    checkpoint store.
 
     With `checkpoint_path` (a SQLite file, or a `postgresql://` URL: `reso.graphs.checkpointer`), every run
-    is saved under its `thread_id`;
-    solving again with the same `thread_id` resumes an interrupted run instead of starting over. In
-    training mode such a run learns once: its DADB updates are applied when the question is answered,
-    rebuilt from the saved records of every subtask (those finished before a crash included), in one
-    transaction keyed by checkpoint file and thread. Without a checkpoint, updates are applied as each
-    subtask finishes.
+    is saved under its `thread_id`; solving again with the same `thread_id` resumes an interrupted run
+    instead of starting over. In training mode such a run learns once (`reso.graphs.learning.LearnOnce`):
+    its DADB updates are applied when the question is answered, rebuilt from the saved records of every
+    subtask (those finished before a crash included), in one transaction keyed by checkpoint store and
+    thread. Without a checkpoint, updates are applied as each subtask finishes, unless the run context a
+    caller hands in (`ReSo.in_run`) has a learn-once service of its own: its owner applies them then.
     """
 
     def __init__(self, settings: ReSoSettings | Mapping[str, Any] | None = None, *, team: Team | None = None,
                  checkpoint_path: str | Path | None = None, **overrides: Any) -> None:
         base = ReSoSettings.coerce(settings)
         self.settings = base.replace(**overrides) if overrides else base
-        self._team = team
         self.checkpoint_path = checkpoint_location(checkpoint_path)
-        self._plain_graph: Any = None
-        self._deferring_team: Team | None = None
+        self._given = RunContext(settings=self.settings, team=team)
+        self._context: RunContext | None = None
+        self._review_graph: Any = None
+
+    @classmethod
+    def in_run(cls, context: RunContext) -> ReSo:
+        """A ReSo whose questions run in `context`, built by its caller (the evaluation runner: with the
+        run's budget and learn-once service)."""
+        reso = cls(context.settings)
+        reso._given = context
+        return reso
 
     @property
     def team(self) -> Team:
-        if self._team is None:
-            self._team = team_for(self.settings)
-        return self._team
+        return self._given.team or team_for(self.settings)
 
-    def _learns_once(self) -> bool:
-        """Whether runs defer their DADB updates to apply them once per thread (checkpointed training)."""
-        return (self.checkpoint_path is not None and self.settings.mode == "train"
-                and learning_dadb(self.team.selector) is not None)
+    async def run_context(self) -> RunContext:
+        """The context every question of this instance runs in, made ready once (its team built off the
+        event loop when none was given)."""
+        if self._context is None:
+            context = await self._given.ready()
+            if self.checkpoint_path is not None and context.learn_once is None:
+                learn_once = LearnOnce.for_selector(context.require_team().selector, self.settings)
+                context = dataclasses.replace(context, learn_once=learn_once)
+            self._context = context
+        return self._context
 
-    def _run_team(self) -> Team:
-        if not self._learns_once():
-            return self.team
-        if self._deferring_team is None:
-            self._deferring_team = dataclasses.replace(self.team, selector=DeferredSelector(self.team.selector))
-        return self._deferring_team
-
-    def _collecting(self) -> contextlib.AbstractContextManager[Any]:
-        """A collection for this run's updates when it learns once (else the caller's, if any, applies)."""
-        return collecting() if self._learns_once() else contextlib.nullcontext()
-
-    async def _learn_once(self, result: Result, thread_id: str) -> None:
+    async def _learn_once(self, run: RunContext, result: Result, thread_id: str) -> None:
         """Apply a finished checkpointed training run's updates, unless this thread was learned before."""
-        dadb = learning_dadb(self.team.selector)
-        if not self._learns_once() or dadb is None or result.status == "awaiting_review":
+        if self.checkpoint_path is None or run.learn_once is None or result.status == "awaiting_review":
             return
-        key = f"{checkpoint_key(self.checkpoint_path or Path())}#{thread_id}"
-        await asyncio.to_thread(dadb.record_batch, key, result_updates(result.steps))
+        key = f"{checkpoint_key(self.checkpoint_path)}#{thread_id}"
+        await asyncio.to_thread(run.learn_once.apply, key, result_updates(result.steps))
 
     @contextlib.asynccontextmanager
     async def _graph(self) -> AsyncIterator[Any]:
-        from reso.graphs.graph import build_graph
+        from reso.graphs.graph import build_graph, graph
+        from reso.graphs.state import state_serializer
 
         if self.checkpoint_path is None:
-            # Without a checkpointer the compiled graph holds no per-run state: build it once per instance
-            # (building costs about as much as the engine's own work on a whole small question).
-            if self._plain_graph is None:
-                # A plan review pauses the run, which needs somewhere to keep it: memory, for this process.
+            if not self.settings.review_plan:
+                # Without a checkpointer the compiled graph holds no per-run state: the module's one serves.
+                yield graph
+                return
+            # A plan review pauses the run, which needs somewhere to keep it: memory, for this instance.
+            if self._review_graph is None:
                 from langgraph.checkpoint.memory import InMemorySaver
 
-                saver = InMemorySaver() if self.settings.review_plan else None
-                self._plain_graph = build_graph(self.team, checkpointer=saver)
-            yield self._plain_graph
+                self._review_graph = build_graph(checkpointer=InMemorySaver(serde=state_serializer()))
+            yield self._review_graph
             return
-        async with open_checkpointer(self.checkpoint_path) as saver:
-            yield build_graph(self._run_team(), checkpointer=saver)
+        async with open_checkpointer(self.checkpoint_path, serde=state_serializer()) as saver:
+            yield build_graph(checkpointer=saver)
 
     @staticmethod
     def _input(question: str, plan: Sequence[Mapping[str, Any]] | None,
@@ -127,23 +131,23 @@ class ReSo:
         config = {"configurable": {"thread_id": thread_id or uuid.uuid4().hex}}
         started = time.monotonic()
         final: dict[str, Any] = dict(payload)
+        run = await self.run_context()
         async with self._graph() as graph:
             start = await self._start_or_resume(graph, payload, config)
-            with self._collecting():
-                async for mode, chunk in graph.astream(start, config, context=self.settings,
-                                                       stream_mode=["updates", "custom", "values"]):
-                    if mode == "custom":
-                        yield chunk
-                    elif mode == "values":
-                        final.update(chunk)
-                    elif "plan" in chunk and chunk["plan"]:
-                        yield {"event": "plan", "plan": chunk["plan"]["plan"]}
-                    elif "__interrupt__" in chunk:
-                        yield {"event": "interrupt", "value": chunk["__interrupt__"][0].value}
-                        return
+            async for mode, chunk in graph.astream(start, config, context=run,
+                                                   stream_mode=["updates", "custom", "values"]):
+                if mode == "custom":
+                    yield chunk
+                elif mode == "values":
+                    final.update(chunk)
+                elif "plan" in chunk and chunk["plan"]:
+                    yield {"event": "plan", "plan": chunk["plan"]["plan"]}
+                elif "__interrupt__" in chunk:
+                    yield {"event": "interrupt", "value": chunk["__interrupt__"][0].value}
+                    return
         final["latency_s"] = final.get("latency_s") or time.monotonic() - started
         result = Result.from_state(final)
-        await self._learn_once(result, config["configurable"]["thread_id"])
+        await self._learn_once(run, result, config["configurable"]["thread_id"])
         yield {"event": "result", "result": result}
 
     async def asolve(self, question: str, *, plan: Sequence[Mapping[str, Any]] | None = None,
@@ -156,14 +160,14 @@ class ReSo:
         payload = self._input(question, plan, references)
         thread = thread_id or uuid.uuid4().hex
         config = {"configurable": {"thread_id": thread}}
+        run = await self.run_context()
         async with self._graph() as graph:
             start = await self._start_or_resume(graph, payload, config)
-            with self._collecting():
-                output = await graph.ainvoke(start, config, context=self.settings)
+            output = await graph.ainvoke(start, config, context=run)
             if self.checkpoint_path is not None or self.settings.review_plan:
                 output = {**dict((await graph.aget_state(config)).values), **output}
         result = self._result({**payload, **output}, thread)
-        await self._learn_once(result, thread)
+        await self._learn_once(run, result, thread)
         return result
 
     async def aresume(self, thread_id: str, *, plan: Sequence[Mapping[str, Any]] | None = None) -> Result:
@@ -173,15 +177,15 @@ class ReSo:
         config = {"configurable": {"thread_id": thread_id}}
         # Always a mapping: `{"plan": None}` keeps the proposed plan (a bare None is not a resume value).
         decision = {"plan": [dict(step) for step in plan] if plan else None}
+        run = await self.run_context()
         async with self._graph() as graph:
             snapshot = await graph.aget_state(config)
             if not snapshot.next:
                 raise ValueError(f"thread {thread_id!r} has no paused run to resume")
-            with self._collecting():
-                output = await graph.ainvoke(Command(resume=decision), config, context=self.settings)
+            output = await graph.ainvoke(Command(resume=decision), config, context=run)
             state = {**dict((await graph.aget_state(config)).values), **output}
         result = self._result(state, thread_id)
-        await self._learn_once(result, thread_id)
+        await self._learn_once(run, result, thread_id)
         return result
 
     @staticmethod

@@ -7,25 +7,30 @@ A run of many questions (`reso eval`) has one run-level `Budget` that every ques
 as its `parent`: a call is refused when either is spent, and what a call spends counts against both, so
 reaching the run's limit also stops the calls of questions already in flight. Questions run concurrently,
 so calls already under way when the limit is reached still finish: the overshoot is at most what those
-calls spend. The run budget reaches the graph through a context variable (`use_run_budget`), the way
-asyncio hands context to every task a question starts.
+calls spend. The run budget is part of the run context (`reso.graphs.context.RunContext.budget`); a
+refusal says which budget refused (`Refusal.kind`), so the runner knows a question the run cut short.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from reso.agents.failures import FailureKind
 from reso.agents.profiles import Agent
-from reso.graphs.scoped import scoped
 
 # A rough characters-per-token ratio for English prompts, used only to estimate a call's input cost
 # before it is made; the real counts come back with the answer.
 CHARS_PER_TOKEN = 4
 RUN_SCOPE = "run"
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a call may not be made: the reason, for people, and which budget refused it, for code."""
+
+    reason: str
+    kind: FailureKind
 
 
 @dataclass
@@ -46,14 +51,18 @@ class Budget:
     scope: str = ""
     parent: Budget | None = None
 
-    def refusal(self, agent: Agent, prompt: str) -> str | None:
+    def refusal(self, agent: Agent, prompt: str) -> Refusal | None:
         """Why a call of `agent` on `prompt` may not be made now, or None when it may."""
         # Exact tools read the prompt without spending tokens.
         estimated_in = 0 if agent.kind == "tool" else len(prompt) // CHARS_PER_TOKEN
         reason = self.exhausted(extra_tokens=estimated_in, extra_usd=agent.cost_usd(estimated_in, 0))
-        if reason is None and self.parent is not None:
-            reason = self.parent.refusal(agent, prompt)
-        return self._exceed(reason) if reason is not None else None
+        if reason is not None:
+            kind = FailureKind.RUN_BUDGET_EXCEEDED if self.scope == RUN_SCOPE else FailureKind.BUDGET_EXCEEDED
+            return Refusal(self._exceed(reason), kind)
+        refusal = self.parent.refusal(agent, prompt) if self.parent is not None else None
+        if refusal is not None:
+            self._exceed(refusal.reason)
+        return refusal
 
     def exhausted(self, *, extra_tokens: int = 0, extra_usd: float = 0.0) -> str | None:
         """Why this budget cannot take `extra_tokens` / `extra_usd` more (nothing more by default: is it
@@ -82,23 +91,3 @@ class Budget:
     def _exceed(self, reason: str) -> str:
         self.exceeded = self.exceeded or reason
         return reason
-
-
-def refused_by_run(error: str | None) -> bool:
-    """Whether a candidate's error says the run budget (not its question's) refused the call."""
-    return bool(error) and error.startswith(f"BudgetExceeded: {RUN_SCOPE} ")
-
-
-_RUN_BUDGET: ContextVar[Budget | None] = ContextVar("reso_run_budget", default=None)
-
-
-def current_run_budget() -> Budget | None:
-    """The run-level budget questions started from here answer to, if any."""
-    return _RUN_BUDGET.get()
-
-
-@contextlib.contextmanager
-def use_run_budget(budget: Budget | None) -> Iterator[Budget | None]:
-    """Make `budget` the parent of every question budget created in this context (and its tasks)."""
-    with scoped(_RUN_BUDGET, budget):
-        yield budget

@@ -41,18 +41,21 @@ def checkpoint_key(location: CheckpointLocation) -> str:
 
 
 @contextlib.asynccontextmanager
-async def open_checkpointer(location: CheckpointLocation) -> AsyncIterator[Any]:
-    """The LangGraph checkpoint saver for `location`, open for the duration of the block.
+async def open_checkpointer(location: CheckpointLocation, *, serde: Any = None) -> AsyncIterator[Any]:
+    """The LangGraph checkpoint saver for `location`, open for the duration of the block; `serde` is its
+    serializer (None: LangGraph's default).
 
     Raises:
         CheckpointError: The PostgreSQL server cannot be reached or set up, or its driver is not installed.
     """
     if isinstance(location, Path):
+        import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         location.parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(str(location)) as saver:
-            yield saver
+        # What `AsyncSqliteSaver.from_conn_string` does, which takes no serializer.
+        async with aiosqlite.connect(str(location)) as conn:
+            yield AsyncSqliteSaver(conn, serde=serde)
         return
     try:
         import psycopg
@@ -62,7 +65,7 @@ async def open_checkpointer(location: CheckpointLocation) -> AsyncIterator[Any]:
                               "pip install 'reso-langgraph[postgres]'") from None
     async with contextlib.AsyncExitStack() as stack:
         try:
-            saver = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(location))
+            saver = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(location, serde=serde))
             await saver.conn.execute(_SETUP_LOCK)
             try:
                 await saver.setup()

@@ -3,6 +3,9 @@
 A node with several parents joins them (`add_edge([parents], node)`), so it runs once all have
 finished; parallel branches merge their records through the `steps` reducer, never overwriting each
 other. Each node carries a RetryPolicy for errors that escape a subtask (candidate failures never do).
+
+The graph's runtime context is the question's `DagRun` (`context_schema`): a node holds only its step id
+and asks `runtime.context` for the step's record, so one compiled graph serves every DAG of its shape.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
-from reso.graphs.run import current_run
+from reso.graphs.dag import TaskDAG
+from reso.graphs.records import StepRecord
+from reso.graphs.run import DagRun
 
 
-def merge_steps(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
+def merge_steps(left: Mapping[str, StepRecord] | None,
+                right: Mapping[str, StepRecord] | None) -> dict[str, StepRecord]:
     """Reducer: subtask records keyed by id; a later record for the same id replaces the earlier one."""
     return {**(left or {}), **(right or {})}
 
@@ -26,7 +33,7 @@ def merge_steps(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None)
 class DagState(TypedDict, total=False):
     """State of one question's DAG run: the subtask records finished so far, by id."""
 
-    steps: Annotated[dict[str, dict[str, Any]], merge_steps]
+    steps: Annotated[dict[str, StepRecord], merge_steps]
 
 
 def node_name(step_id: str) -> str:
@@ -41,8 +48,8 @@ def _transient(error: Exception) -> bool:
 NODE_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.2, retry_on=_transient)
 
 
-async def _subtask_node(step_id: str, state: DagState) -> dict[str, Any]:
-    record = await current_run().result(step_id, state.get("steps") or {})
+async def _subtask_node(step_id: str, state: DagState, runtime: Runtime[DagRun]) -> dict[str, Any]:
+    record = await runtime.context.result(step_id, state.get("steps") or {})
     return {"steps": {step_id: record}}
 
 
@@ -55,16 +62,16 @@ def _make_node(step_id: str):
 DagShape = tuple[tuple[str, tuple[str, ...]], ...]
 
 
-def dag_shape(dag: Any) -> DagShape:
+def dag_shape(dag: TaskDAG) -> DagShape:
     """What a compiled graph depends on: the subtask ids and their parents, in order (not the texts)."""
     return tuple((node.id, tuple(dag.parents(node.id))) for node in dag.nodes)
 
 
-def compile_dag(dag: Any, *, checkpointer: Any = None) -> CompiledStateGraph:
-    """The state graph of `dag` (a reso.graphs.dag.TaskDAG), compiled.
+def compile_dag(dag: TaskDAG, *, checkpointer: Any = None) -> CompiledStateGraph:
+    """The state graph of `dag`, compiled; invoke it with the question's `DagRun` as `context`.
 
     Without a checkpointer the graph is shared by every DAG of the same shape: its nodes hold only step ids
-    and find the live run through a context variable, so nothing in it belongs to one question.
+    and find the live run in their runtime context, so nothing in it belongs to one question.
     """
     if checkpointer is None:
         return _compiled_for_shape(dag_shape(dag))
@@ -77,7 +84,7 @@ def _compiled_for_shape(shape: DagShape) -> CompiledStateGraph:
 
 
 def _compile(shape: DagShape, checkpointer: Any) -> CompiledStateGraph:
-    builder = StateGraph(DagState)
+    builder = StateGraph(DagState, context_schema=DagRun)
     for step_id, _ in shape:
         builder.add_node(node_name(step_id), _make_node(step_id), retry_policy=NODE_RETRY)
     children = {parent for _, parents in shape for parent in parents}

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from reso.agents.selector import Candidate
 from reso.reward.answers import answers_match
 from reso.reward.reliability_vote import record_reliability
 
@@ -45,11 +46,11 @@ class AskingPolicy(Protocol):
         """How many candidates the coarse stage should return (the most that may ever be asked)."""
         ...
 
-    def first(self, candidates: Sequence[Any], k: int) -> list[int]:
+    def first(self, candidates: Sequence[Candidate], k: int) -> list[int]:
         """Indices of the candidates that answer first."""
         ...
 
-    def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
+    def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
              reliability: Reliability | None = None) -> list[int]:
         """Indices of further candidates to ask now, given every answer so far (and, on request, how often
         each candidate's model was right in training: `reliability()`, None when unknown); empty to stop."""
@@ -67,10 +68,10 @@ class FixedK:
     def pool_size(self, k: int) -> int:
         return k
 
-    def first(self, candidates: Sequence[Any], k: int) -> list[int]:
+    def first(self, candidates: Sequence[Candidate], k: int) -> list[int]:
         return list(range(min(k, len(candidates))))
 
-    def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
+    def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
              reliability: Reliability | None = None) -> list[int]:
         return []
 
@@ -78,19 +79,18 @@ class FixedK:
         return None
 
 
-def _reliability(candidate: Any) -> float:
+def _reliability(candidate: Candidate) -> float:
     """The coarse stage's estimate of how often the candidate is right, with a prior of one half (an agent
     seen rarely is not taken for a reliable one)."""
-    components = getattr(candidate, "components", {}) or {}
+    components = candidate.components
     if "reputation" in components and "visits" in components:
         visits = float(components["visits"])
         return record_reliability(float(components["reputation"]) * (visits + 1.0) - 1.0, visits)
     return float(components.get("posterior_mean", 0.5))
 
 
-def _model(candidate: Any) -> str | None:
-    model = getattr(getattr(candidate, "agent", None), "model", None)
-    return getattr(model, "spec", None)
+def _model(candidate: Candidate) -> str:
+    return candidate.agent.model.spec
 
 
 @dataclass(frozen=True)
@@ -117,10 +117,10 @@ class Adaptive:
     def pool_size(self, k: int) -> int:
         return max(k, self.k_max, self.slate)
 
-    def first(self, candidates: Sequence[Any], k: int) -> list[int]:
+    def first(self, candidates: Sequence[Candidate], k: int) -> list[int]:
         return list(range(min(k, len(candidates))))
 
-    def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
+    def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
              reliability: Reliability | None = None) -> list[int]:
         if len(asked) >= self.k_max:
             return []
@@ -129,7 +129,7 @@ class Adaptive:
             return []
         done = {a.index for a in asked}
         # Another role of a model already asked would replay or repeat the same answer, not check it.
-        models = {_model(candidates[a.index]) for a in asked} - {None}
+        models = {_model(candidates[a.index]) for a in asked}
         rest = [i for i in range(len(candidates)) if i not in done and _model(candidates[i]) not in models]
         if not rest:
             return []
@@ -155,10 +155,10 @@ class Cascade:
     def pool_size(self, k: int) -> int:
         return self.cheap + 1
 
-    def first(self, candidates: Sequence[Any], k: int) -> list[int]:
+    def first(self, candidates: Sequence[Candidate], k: int) -> list[int]:
         return list(range(min(self.cheap, len(candidates))))
 
-    def more(self, candidates: Sequence[Any], asked: Sequence[Asked],
+    def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
              reliability: Reliability | None = None) -> list[int]:
         if len(asked) > self.cheap or len(candidates) <= self.cheap:
             return []

@@ -1,103 +1,113 @@
 """The top-level ReSo graph: plan the question, optionally pause for the plan to be edited, execute the
-task DAG, and read off the answer. `graph` is what `langgraph.json` exports to LangGraph Studio; it is
-compiled without a checkpointer (the server brings its own). Python callers use `build_graph` with a
-team and a checkpointer of their own (see reso.graphs.api).
+task DAG, and read off the answer.
+
+Its runtime context is the run's `RunContext` (`context_schema`): every node reads the settings, team and
+budgets from `runtime.context`. `graph` is what `langgraph.json` exports to LangGraph Studio, compiled
+without a checkpointer (the server brings its own); a Studio run gives no context or only settings, and
+the nodes complete it with the team built for those settings. Python callers pass a context of their own
+and, for resumable runs, compile with a checkpointer (see reso.graphs.api).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from reso.graphs.budget import Budget, current_run_budget
 from reso.graphs.compile import compile_dag
+from reso.graphs.context import RunContext
 from reso.graphs.dag import PlanError, TaskDAG
-from reso.graphs.records import Result
+from reso.graphs.records import Usage, step_records
 from reso.graphs.run import DagRun
-from reso.graphs.settings import ReSoSettings
 from reso.graphs.state import InputState, OutputState, ReSoState
-from reso.graphs.team import Team, team_for
 
 
-class ReSoGraph:
-    """The nodes of the top-level graph, bound to a team (or to the per-settings cached team)."""
-
-    def __init__(self, team: Team | None = None) -> None:
-        self._team = team
-
-    async def team(self, settings: ReSoSettings) -> Team:
-        # Building a team reads files and opens the DADB: off the event loop (the server forbids blocking).
-        return self._team if self._team is not None else await asyncio.to_thread(team_for, settings)
-
-    async def plan(self, state: ReSoState, runtime: Runtime[ReSoSettings]) -> dict[str, Any]:
-        settings = ReSoSettings.coerce(runtime.context)
-        started = time.time()
-        if state.get("plan"):
-            try:
-                dag = TaskDAG.from_steps(state["plan"])
-            except PlanError as error:
-                raise PlanError(f"the given plan is invalid: {error}") from None
-            return {"plan": dag.to_steps(), "started_at": started, "notes": list(dag.repair_notes)}
-        from reso.graphs.planners import make_planner
-
-        planner = make_planner(settings.planner, (await self.team(settings)).planner_model)
-        report = await planner.aplan_with_report(state["question"])
-        notes = [f"planner: {report.planner}", *report.notes, *(f"planner error: {e}" for e in report.errors)]
-        return {"plan": report.dag.to_steps(), "started_at": started, "notes": notes}
-
-    async def review_plan(self, state: ReSoState, runtime: Runtime[ReSoSettings]) -> dict[str, Any]:
-        settings = ReSoSettings.coerce(runtime.context)
-        if not settings.review_plan:
-            return {}
-        edited = interrupt({"plan": state["plan"],
-                            "hint": "resume with {'plan': [...]} to replace the plan, or {'plan': null} to keep it"})
-        steps = edited.get("plan") if isinstance(edited, dict) else edited
-        if not steps:
-            return {}
-        return {"plan": TaskDAG.from_steps(steps).to_steps(), "notes": ["plan edited by a person"]}
-
-    async def execute(self, state: ReSoState, runtime: Runtime[ReSoSettings],
-                      config: RunnableConfig) -> dict[str, Any]:
-        settings = ReSoSettings.coerce(runtime.context)
-        dag = TaskDAG.from_steps(state["plan"])
-        budget = Budget(max_tokens=settings.max_tokens, max_usd=settings.max_usd,
-                        max_seconds=settings.max_seconds, parent=current_run_budget())
-        run = DagRun(dag, await self.team(settings), settings, budget=budget,
-                     references=state.get("references"), write=get_stream_writer(),
-                     done=state.get("steps"))
-        steps = await run.execute(compile_dag(dag), config)
-        notes = [f"budget exceeded: {budget.exceeded}"] if budget.exceeded else []
-        return {"steps": steps, "notes": notes}
-
-    async def answer(self, state: ReSoState) -> dict[str, Any]:
-        dag = TaskDAG.from_steps(state["plan"])
-        final = (state.get("steps") or {}).get(dag.final_id, {})
-        budget_hit = any(note.startswith("budget exceeded") for note in state.get("notes") or [])
-        status = "done" if final.get("status") == "done" else ("budget_exceeded" if budget_hit else "failed")
-        latency = time.time() - state.get("started_at", time.time())
-        partial = {**state, "answer": final.get("value"), "latency_s": latency, "status": status}
-        usage = Result.from_state(partial).usage.to_json()
-        return {"answer": final.get("value"), "answer_text": final.get("answer", ""), "status": status,
-                "usage": usage, "latency_s": latency}
+async def run_context(runtime: Runtime[RunContext]) -> RunContext:
+    """The node's run context, with its team: the caller's, or one built from the settings (Studio)."""
+    return await (runtime.context or RunContext()).ready()
 
 
-def build_graph(team: Team | None = None, *, checkpointer: Any = None) -> CompiledStateGraph:
-    """The top-level graph; `team=None` builds (and caches) a team from each run's settings."""
-    nodes = ReSoGraph(team)
-    builder = StateGraph(ReSoState, context_schema=ReSoSettings, input_schema=InputState,
+def state_dag(state: ReSoState) -> TaskDAG:
+    """The state's task DAG; validated again only from a checkpoint that kept it as plain data, or rebuilt
+    from the plan for one saved before the state held it."""
+    dag = state.get("dag")
+    if isinstance(dag, TaskDAG):
+        return dag
+    return TaskDAG.model_validate(dag) if dag is not None else TaskDAG.from_steps(state["plan"])
+
+
+def _planned(dag: TaskDAG, notes: list[str], started: float | None = None) -> dict[str, Any]:
+    update: dict[str, Any] = {"dag": dag, "plan": dag.to_steps(), "notes": notes}
+    return update if started is None else {**update, "started_at": started}
+
+
+async def plan(state: ReSoState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    started = time.time()
+    if state.get("plan"):
+        try:
+            dag = TaskDAG.from_steps(state["plan"])
+        except PlanError as error:
+            raise PlanError(f"the given plan is invalid: {error}") from None
+        return _planned(dag, dag.repair_notes, started)
+    from reso.graphs.planners import make_planner
+
+    run = await run_context(runtime)
+    planner = make_planner(run.settings.planner, run.require_team().planner_model)
+    report = await planner.aplan_with_report(state["question"])
+    notes = [f"planner: {report.planner}", *report.notes, *(f"planner error: {e}" for e in report.errors)]
+    return _planned(report.dag, notes, started)
+
+
+async def review_plan(state: ReSoState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    settings = runtime.context.settings if runtime.context is not None else RunContext().settings
+    if not settings.review_plan:
+        return {}
+    edited = interrupt({"plan": state["plan"],
+                        "hint": "resume with {'plan': [...]} to replace the plan, or {'plan': null} to keep it"})
+    steps = edited.get("plan") if isinstance(edited, dict) else edited
+    if not steps:
+        return {}
+    return _planned(TaskDAG.from_steps(steps), ["plan edited by a person"])
+
+
+async def execute(state: ReSoState, runtime: Runtime[RunContext], config: RunnableConfig) -> dict[str, Any]:
+    run = await run_context(runtime)
+    dag = state_dag(state)
+    budget = run.question_budget()
+    dag_run = DagRun(run, dag, budget=budget, references=state.get("references"), write=runtime.stream_writer,
+                     done=step_records(state.get("steps")))
+    steps = await dag_run.execute(compile_dag(dag), config)
+    notes = [f"budget exceeded: {budget.exceeded}"] if budget.exceeded else []
+    return {"steps": steps, "notes": notes, "budget_exceeded": budget.exceeded is not None}
+
+
+async def answer(state: ReSoState) -> dict[str, Any]:
+    dag = state_dag(state)
+    steps = step_records(state.get("steps"))
+    final = steps.get(dag.final_id)
+    if final is not None and final.status == "done":
+        status = "done"
+    else:
+        status = "budget_exceeded" if state.get("budget_exceeded") else "failed"
+    latency = time.time() - state.get("started_at", time.time())
+    usage = Usage.of_steps(steps[step_id] for step_id in dag.ids if step_id in steps)
+    return {"answer": final.value if final else None, "answer_text": final.answer if final else "",
+            "status": status, "usage": usage.to_json(), "latency_s": latency}
+
+
+def build_graph(*, checkpointer: Any = None) -> CompiledStateGraph:
+    """The top-level graph; invoke it with `context=RunContext(...)` (none: the default settings' team)."""
+    builder = StateGraph(ReSoState, context_schema=RunContext, input_schema=InputState,
                          output_schema=OutputState)
-    builder.add_node("plan", nodes.plan)
-    builder.add_node("review_plan", nodes.review_plan)
-    builder.add_node("execute", nodes.execute)
-    builder.add_node("answer", nodes.answer)
+    builder.add_node("plan", plan)
+    builder.add_node("review_plan", review_plan)
+    builder.add_node("execute", execute)
+    builder.add_node("answer", answer)
     builder.add_edge(START, "plan")
     builder.add_edge("plan", "review_plan")
     builder.add_edge("review_plan", "execute")

@@ -1,51 +1,27 @@
-"""Deferred DADB learning: collect a run's reward updates instead of writing them, to apply them once.
+"""Exactly-once DADB learning: a finished question's reward updates applied in one transaction under a key.
 
 Applying an update twice (or losing one) when a run is killed and resumed skews the agents' statistics.
-Runs that must be exact wrap the team's selector in `DeferredSelector`: inside `collecting()` its
-`update` appends to the collection of the current asyncio context (so concurrent questions never mix),
-and the caller later applies the batch with `DADB.record_batch` under an idempotency key. Outside any
-collection it writes immediately, as the wrapped selector does.
+A run that must be exact gives its run context a `LearnOnce` (`RunContext.learn_once`): its subtasks then
+record every candidate's reward without writing it, and whoever owns the run applies each finished
+question's updates once, rebuilt from the question's records (`result_updates`), with `LearnOnce.apply`
+under a key the DADB remembers. Rebuilding from records is what lets a checkpointed run learn once even
+when its subtasks ran in two processes. A run without one learns as it goes: each subtask's rewards go to
+the selector as the subtask finishes.
 
-`result_updates` rebuilds a finished question's updates from its step records (every candidate with a
-reward), which is how a checkpointed run learns once even when its subtasks ran in two processes.
+The two owners are the Python API (`reso.graphs.api.ReSo`: a checkpointed training run, keyed by
+checkpoint file and thread) and the evaluation runner (`reso.evals.runner`: keyed by run and item, with
+the results file as the log that `reconcile` replays after a crash; see `reso.evals.ledger`).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable, Iterator
-from contextvars import ContextVar
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from reso.agents.dadb import Update
-from reso.agents.dadb_base import AgentDatabase
+from reso.agents.dadb_base import AgentDatabase, Update
 from reso.graphs.records import StepRecord
-from reso.graphs.scoped import scoped
-
-_SINK: ContextVar[list[Update] | None] = ContextVar("reso_update_sink", default=None)
-
-
-class DeferredSelector:
-    """A selector whose `update` goes to the current collection (immediate when none is open).
-
-    Everything else (`select`, `dadb`, `config`…) is the wrapped selector's.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        # The inner bound method itself, so callers that inspect its signature (for `exclude`) see it.
-        self.select = inner.select
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
-               domain: str | None = None) -> None:
-        sink = _SINK.get()
-        if sink is None:
-            self.inner.update(agent_id, reward, cost_usd, tokens, domain=domain)
-            return
-        sink.append((agent_id, float(reward), float(cost_usd), int(tokens), domain))
+from reso.graphs.settings import ReSoSettings
 
 
 def learning_dadb(selector: Any) -> AgentDatabase | None:
@@ -54,14 +30,29 @@ def learning_dadb(selector: Any) -> AgentDatabase | None:
     return dadb if isinstance(dadb, AgentDatabase) and dadb.mode == "train" else None
 
 
-@contextlib.contextmanager
-def collecting() -> Iterator[list[Update]]:
-    """Collect the updates of the work done in this context (and the tasks it starts) into the yielded list."""
-    with scoped(_SINK, []) as updates:
-        yield updates
-
-
 def result_updates(steps: Iterable[StepRecord]) -> list[Update]:
     """The DADB updates a finished question's records stand for: every candidate that earned a reward."""
     return [(c.agent_id, c.reward, c.cost_usd, c.input_tokens + c.output_tokens, c.domain)
             for step in steps for c in step.candidates if c.reward is not None]
+
+
+@dataclass(frozen=True)
+class LearnOnce:
+    """Applies keyed batches of DADB updates, each key at most once (across processes: the DADB keeps them)."""
+
+    dadb: AgentDatabase
+
+    @classmethod
+    def for_selector(cls, selector: Any, settings: ReSoSettings) -> LearnOnce | None:
+        """The service for a training run whose selector learns into a DADB; None when nothing is learned."""
+        dadb = learning_dadb(selector) if settings.mode == "train" else None
+        return cls(dadb) if dadb is not None else None
+
+    def apply(self, key: str, updates: Iterable[Update]) -> bool:
+        """Apply `updates` in one transaction unless `key` was applied before; True when they were."""
+        return self.dadb.record_batch(key, updates)
+
+    def reconcile(self, prefix: str, pending: Iterable[tuple[str, list[Update]]]) -> int:
+        """Apply every (key, updates) batch whose key (under `prefix`) the DADB lacks; returns how many."""
+        applied = self.dadb.applied_keys(prefix=prefix)
+        return sum(self.apply(key, updates) for key, updates in pending if key not in applied)

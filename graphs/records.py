@@ -1,7 +1,8 @@
 """What a run reports: per-candidate and per-subtask records, usage totals and the final result.
 
-Records travel through graph state as plain JSON-ready dicts (checkpoints and Studio show them as they
-are); these pydantic models are the typed view the Python API returns.
+Records stay these pydantic models from the subtask that makes them to the caller: graph state holds
+them (Studio and checkpoints serialise them), and they become JSON only where they are written (results
+files, `reso solve --json`). `step_records` also reads the plain dicts of checkpoints saved before.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from reso.agents.failures import FailureKind
 
 StepStatus = Literal["done", "failed", "skipped"]
 
@@ -31,7 +34,8 @@ class CandidateRecord(BaseModel):
     output_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
-    error: str | None = None
+    error: str | None = Field(default=None, description="Why the call failed, for people.")
+    failure: FailureKind | None = Field(default=None, description="The kind of failure, for code.")
     retries: int = Field(default=0, description="Extra attempts spent on transient failures (timeouts, 429, 5xx).")
 
 
@@ -53,6 +57,15 @@ class StepRecord(BaseModel):
     @property
     def latency_s(self) -> float:
         return self.finished_s - self.started_s
+
+
+StepRecords = dict[str, StepRecord]
+
+
+def step_records(steps: Mapping[str, StepRecord | Mapping[str, Any]] | None) -> StepRecords:
+    """Subtask records by id, typed: as they are, or validated from the dicts of an older checkpoint."""
+    return {step_id: record if isinstance(record, StepRecord) else StepRecord.model_validate(record)
+            for step_id, record in (steps or {}).items()}
 
 
 class Usage(BaseModel):
@@ -99,9 +112,8 @@ class Result(BaseModel):
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> Result:
         plan = list(state.get("plan") or [])
-        raw_steps = state.get("steps") or {}
-        order = [step["id"] for step in plan if step["id"] in raw_steps]
-        steps = [StepRecord.model_validate(raw_steps[step_id]) for step_id in order]
+        records = step_records(state.get("steps"))
+        steps = [records[step["id"]] for step in plan if step["id"] in records]
         return cls(
             question=state.get("question", ""),
             answer=state.get("answer"),

@@ -1,5 +1,9 @@
 """The execution of one question's DAG: which earlier answers each subtask sees, and when it may start.
 
+A `DagRun` is made from the run's context for one question (with the question's budget, references and
+progress writer) and is the runtime context of the question's compiled task-DAG graph
+(`reso.graphs.compile`): each node asks it for its step's record.
+
 In eager mode a subtask starts the moment the subtasks it waits for have finished, in background tasks
 owned by this run, so a question's wall time follows its critical path. LangGraph's nodes then only
 collect finished records into state: a superstep still waits for its slowest node, but the work of a
@@ -12,40 +16,36 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from contextvars import ContextVar
 from typing import Any
 
 from reso.graphs.budget import Budget
-from reso.graphs.scoped import scoped
-from reso.graphs.settings import ReSoSettings
+from reso.graphs.context import RunContext
+from reso.graphs.dag import TaskDAG
+from reso.graphs.records import StepRecord
 from reso.graphs.subtask import ProgressWriter, context_for, run_subtask
-from reso.graphs.team import Team
 from reso.reward.answers import answers_match
-
-StepDict = dict[str, Any]
 
 
 class DagRun:
     """Runs the subtasks of one question for the graph nodes that ask for them."""
 
-    def __init__(self, dag: Any, team: Team, settings: ReSoSettings, *, budget: Budget,
+    def __init__(self, run: RunContext, dag: TaskDAG, *, budget: Budget,
                  references: Mapping[str, str] | None = None, write: ProgressWriter | None = None,
-                 done: Mapping[str, StepDict] | None = None) -> None:
+                 done: Mapping[str, StepRecord] | None = None) -> None:
+        self.run = run
         self.dag = dag
-        self.team = team
-        self.settings = settings
         self.budget = budget
         self.references = dict(references or {})
         self.write = write
         self.origin = time.monotonic()
-        self.results: dict[str, StepDict] = dict(done or {})
-        self._tasks: dict[str, asyncio.Task[StepDict]] = {}
-        self._futures: dict[str, asyncio.Future[StepDict]] = {}
+        self.results: dict[str, StepRecord] = dict(done or {})
+        self._tasks: dict[str, asyncio.Task[StepRecord]] = {}
+        self._futures: dict[str, asyncio.Future[StepRecord]] = {}
         self._order = dag.topological_order()
 
     def visible(self, step_id: str) -> list[str]:
         """The earlier subtasks whose answers `step_id` is shown, by the context policy."""
-        policy = self.settings.context_policy
+        policy = self.run.settings.context_policy
         if policy == "parents":
             return list(self.dag.parents(step_id))
         if policy == "ancestors":
@@ -54,29 +54,30 @@ class DagRun:
 
     def waits_for(self, step_id: str) -> list[str]:
         # Ancestors are finished once the parents are; "all" must wait for every earlier subtask.
-        return self.visible(step_id) if self.settings.context_policy == "all" else list(self.dag.parents(step_id))
+        if self.run.settings.context_policy == "all":
+            return self.visible(step_id)
+        return list(self.dag.parents(step_id))
 
-    def sound_context(self, step_id: str, steps: Mapping[str, StepDict]) -> bool:
+    def sound_context(self, step_id: str, steps: Mapping[str, StepRecord]) -> bool:
         """Whether every parent with a known reference was answered right (exactly): only then does the
         step's own reference apply to the question its agents were really asked."""
         for parent in self.dag.parents(step_id):
             reference = self.references.get(parent)
             if reference is None:
                 continue
-            value = steps[parent].get("value") if parent in steps else None
+            value = steps[parent].value if parent in steps else None
             if value is None or not answers_match(str(value), reference, rel_tol=1e-6):
                 return False
         return True
 
-    async def _run(self, step_id: str, steps: Mapping[str, StepDict]) -> StepDict:
+    async def _run(self, step_id: str, steps: Mapping[str, StepRecord]) -> StepRecord:
         node = self.dag.node(step_id)
-        record = await run_subtask(
-            self.team, self.settings, step_id=step_id, instruction=node.instruction,
-            depends_on=node.depends_on, context=context_for(step_id, self.visible(step_id), steps),
-            budget=self.budget, reference=self.references.get(step_id), clock_origin=self.origin,
-            write=self.write, credit=self.sound_context(step_id, steps),
+        return await run_subtask(
+            self.run, step_id=step_id, instruction=node.instruction, depends_on=node.depends_on,
+            context=context_for(self.visible(step_id), steps), budget=self.budget,
+            reference=self.references.get(step_id), clock_origin=self.origin, write=self.write,
+            credit=self.sound_context(step_id, steps),
         )
-        return record.model_dump()
 
     def _start_ready(self) -> None:
         for step_id in self._order:
@@ -87,13 +88,13 @@ class DagRun:
                 task.add_done_callback(lambda t, sid=step_id: self._finished(sid, t))
                 self._tasks[step_id] = task
 
-    def _future(self, step_id: str) -> asyncio.Future[StepDict]:
+    def _future(self, step_id: str) -> asyncio.Future[StepRecord]:
         """Resolved with the step's record when it finishes (it may not have started yet)."""
         if step_id not in self._futures:
             self._futures[step_id] = asyncio.get_running_loop().create_future()
         return self._futures[step_id]
 
-    def _finished(self, step_id: str, task: asyncio.Task[StepDict]) -> None:
+    def _finished(self, step_id: str, task: asyncio.Task[StepRecord]) -> None:
         future = self._future(step_id)
         if task.cancelled() or task.exception() is not None:
             # Forget the failed task (and its future) so that a retried node starts the subtask afresh.
@@ -107,7 +108,7 @@ class DagRun:
             future.set_result(task.result())
         self._start_ready()
 
-    async def result(self, step_id: str, steps: Mapping[str, StepDict]) -> StepDict:
+    async def result(self, step_id: str, steps: Mapping[str, StepRecord]) -> StepRecord:
         """The record of `step_id`, running it (and, eagerly, whatever becomes ready) as needed."""
         for known_id, record in steps.items():
             self.results.setdefault(known_id, record)
@@ -115,7 +116,8 @@ class DagRun:
             return self.results[step_id]
         # "all" waits for every earlier subtask, which LangGraph's edges (parents only) cannot express,
         # so that policy is always scheduled eagerly.
-        if self.settings.schedule == "waves" and self.settings.context_policy != "all":
+        settings = self.run.settings
+        if settings.schedule == "waves" and settings.context_policy != "all":
             record = await self._run(step_id, self.results)
             self.results[step_id] = record
             return record
@@ -123,11 +125,10 @@ class DagRun:
         self._start_ready()
         return await asyncio.shield(future)
 
-    async def execute(self, graph: Any, config: Any = None) -> dict[str, StepDict]:
-        """Invoke the compiled task-DAG `graph` with this run live; returns every subtask's record."""
+    async def execute(self, graph: Any, config: Any = None) -> dict[str, StepRecord]:
+        """Invoke the compiled task-DAG `graph` with this run as its context; returns every subtask's record."""
         try:
-            with scoped(_CURRENT_RUN, self):
-                state = await graph.ainvoke({"steps": dict(self.results)}, config)
+            state = await graph.ainvoke({"steps": dict(self.results)}, config, context=self)
         finally:
             await self.aclose()
         return dict(state.get("steps") or {})
@@ -137,15 +138,3 @@ class DagRun:
             if not task.done():
                 task.cancel()
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-
-
-# The live run is handed to the graph's nodes through a context variable: asyncio copies it into every
-# node task, and no object (nor a key that a resumed checkpoint would carry stale) goes into state.
-_CURRENT_RUN: ContextVar[DagRun | None] = ContextVar("reso_current_dag_run", default=None)
-
-
-def current_run() -> DagRun:
-    run = _CURRENT_RUN.get()
-    if run is None:
-        raise RuntimeError("a task-DAG graph was invoked outside of a DagRun (use DagRun.execute)")
-    return run

@@ -1,10 +1,18 @@
-"""The state of the top-level ReSo graph (plan → execute → answer), with its input and output views."""
+"""The state of the top-level ReSo graph (plan → execute → answer), with its input and output views.
+
+The plan is kept twice, for two readers: `dag`, the validated `TaskDAG` every node works on, and `plan`,
+its steps as JSON for callers and Studio. Subtask records stay `StepRecord`s.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, TypedDict
 
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
 from reso.graphs.compile import merge_steps
+from reso.graphs.dag import TaskDAG
+from reso.graphs.records import StepRecord
 
 
 def keep_notes(left: list[str] | None, right: list[str] | None) -> list[str]:
@@ -27,7 +35,7 @@ class OutputState(TypedDict, total=False):
     answer_text: str
     status: str
     plan: list[dict[str, Any]]
-    steps: dict[str, dict[str, Any]]
+    steps: dict[str, StepRecord]
     usage: dict[str, Any]
     latency_s: float
     notes: list[str]
@@ -36,6 +44,18 @@ class OutputState(TypedDict, total=False):
 class ReSoState(InputState, OutputState, total=False):
     """Everything the graph tracks for one question."""
 
-    steps: Annotated[dict[str, dict[str, Any]], merge_steps]
+    steps: Annotated[dict[str, StepRecord], merge_steps]
     notes: Annotated[list[str], keep_notes]
     started_at: float
+    dag: TaskDAG
+    budget_exceeded: bool
+
+
+# The models state holds, for the checkpoint serializer to revive: without an explicit list LangGraph warns
+# on every read of a saved run (and, in its strict mode, hands back plain dicts).
+STATE_MODELS = (("reso.graphs.records", "StepRecord"), ("reso.graphs.dag", "TaskDAG"))
+
+
+def state_serializer() -> JsonPlusSerializer:
+    """The serializer of this graph's checkpoints: LangGraph's, reviving the state's models."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_MODELS)

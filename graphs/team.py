@@ -1,7 +1,8 @@
 """The team behind a run: pool, chat models, selector, CRM scorer and DADB, built once per settings.
 
-Building a team loads an embedder and a FAISS index, so teams are cached per process by the settings
-that shape them; a Python caller may also build one itself (with fake models, say) and pass it in.
+Building a team loads an embedder and a FAISS index. Callers build it once (`build_team`, or by hand with
+fake models, say) and hand it to the run in its `RunContext`; `team_for` keeps one team per settings
+object for the callers that start from settings alone (the CLI, LangGraph Studio, `ReSo(**settings)`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -18,18 +19,10 @@ from reso.agents.health import Health
 from reso.agents.pool import Pool, load_pool
 from reso.agents.profiles import Agent
 from reso.agents.retry import RetryPolicy
+from reso.agents.selector import Selector
 from reso.graphs.escalation import AskingPolicy
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Scorer
-
-
-class Selector(Protocol):
-    """What the engine needs of a selector (reso.agents.selector.UCBSelector, RandomSelector)."""
-
-    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None) -> list[Any]: ...
-
-    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
-               domain: str | None = None) -> None: ...
 
 
 @dataclass
@@ -76,14 +69,8 @@ class Team:
         return (reward_sum + 1.0) / (visits + 1.0)
 
 
-_CACHE: dict[tuple[Any, ...], Team] = {}
-_CACHE_LOCK = threading.Lock()
-
-
-def _team_key(settings: ReSoSettings) -> tuple[Any, ...]:
-    return (settings.pool, settings.embedder, settings.db, settings.mode, settings.selection,
-            settings.ucb_variant, settings.cost_weight, settings.top_m, settings.k, settings.scorer,
-            settings.planner_model, settings.seed, settings.explore_when_frozen, settings.exploration)
+_TEAMS: dict[ReSoSettings, Team] = {}
+_TEAMS_LOCK = threading.Lock()
 
 
 def build_team(settings: ReSoSettings) -> Team:
@@ -118,9 +105,8 @@ def build_team(settings: ReSoSettings) -> Team:
 
 
 def team_for(settings: ReSoSettings) -> Team:
-    """The cached team for `settings`, built on first use."""
-    key = _team_key(settings)
-    with _CACHE_LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = build_team(settings)
-        return _CACHE[key]
+    """The team built for `settings` (frozen, so hashable), built on first use and kept for the process."""
+    with _TEAMS_LOCK:
+        if settings not in _TEAMS:
+            _TEAMS[settings] = build_team(settings)
+        return _TEAMS[settings]

@@ -4,7 +4,7 @@ returns fixed agents, and a scorer that prefers answers with a final value. Used
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from reso.agents.pool import Pool, pool_from_dict
 from reso.agents.prompting import current_subtask
+from reso.agents.selector import Candidate
 from reso.graphs.team import Team
 from reso.reward.base import Score, ScoreItem, Scorer
 
@@ -56,13 +57,6 @@ class ScriptedAnswerer(BaseChatModel):
         return self._result(key)
 
 
-@dataclass(frozen=True)
-class FixedCandidate:
-    agent: Any
-    score: float
-    components: dict[str, float] = field(default_factory=dict)
-
-
 @dataclass
 class FixedSelector:
     """Returns the pool's agents whose ids `choose(subtask)` names, best first; records updates."""
@@ -71,9 +65,10 @@ class FixedSelector:
     choose: Callable[[str], list[str]]
     updates: list[tuple[str, float]] = field(default_factory=list)
 
-    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None) -> list[FixedCandidate]:
-        ids = self.choose(subtask)[: k or None]
-        return [FixedCandidate(self.pool.get(i), 1.0 - n / 10, {"similarity": 1.0}) for n, i in enumerate(ids)]
+    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None,
+               exclude: Collection[str] = ()) -> list[Candidate]:
+        ids = [agent_id for agent_id in self.choose(subtask) if agent_id not in exclude][: k or None]
+        return [Candidate(self.pool.get(i), 1.0 - n / 10, {"similarity": 1.0}) for n, i in enumerate(ids)]
 
     def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
                domain: str | None = None) -> None:

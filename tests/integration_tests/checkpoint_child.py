@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Collection
 from typing import Any
 
 from reso.agents.dadb import DADB
@@ -50,8 +51,9 @@ class LearningSelector:
     def __init__(self, inner: Any, dadb: DADB) -> None:
         self.inner, self.dadb = inner, dadb
 
-    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None) -> list[Any]:
-        return self.inner.select(subtask, k, domain=domain)
+    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None,
+               exclude: Collection[str] = ()) -> list[Any]:
+        return self.inner.select(subtask, k, domain=domain, exclude=exclude)
 
     def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
                domain: str | None = None) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from reso.agents.pool import pool_from_dict
+from reso.agents.selector import Candidate
 from reso.evals.datasets import Problem
 from reso.evals.methods import ORACLE_LABEL, MethodError, parse_method
 from reso.evals.runner import EvalConfig, run_eval
@@ -20,14 +21,16 @@ from reso.reward.base import Score, ScoreItem, Scorer
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
 
 
-@dataclass(frozen=True)
-class _Cand:
-    name: str
-    components: dict[str, float] = field(default_factory=dict)
+def _cand(name: str, components: dict[str, float] | None = None, model: str | None = None) -> Candidate:
+    """A candidate agent `name` on model `fake:<model>` (default: its own model)."""
+    pool = pool_from_dict({"name": "escalation", "agents": [
+        {"id": name, "model": {"spec": f"fake:{model or name}", "price_in": 1.0, "price_out": 2.0}, "role": "Algebra",
+         "profile": "Solves algebra."}]})
+    return Candidate(pool.get(name), 1.0, components or {})
 
 
 def test_fixed_k_asks_k_at_once_and_never_more():
-    cands = [_Cand(str(i)) for i in range(5)]
+    cands = [_cand(str(i)) for i in range(5)]
     policy = FixedK()
     assert policy.pool_size(2) == 2
     assert policy.first(cands, 2) == [0, 1]
@@ -38,8 +41,8 @@ def test_fixed_k_asks_k_at_once_and_never_more():
 def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherwise():
     # Reliability from the coarse stage's components: reputation (r + 1) / (n + 1) re-smoothed to a prior of
     # one half, so "unseen" (reputation 1.0 after 0 visits) counts as 0.5, not as the most reliable.
-    cands = [_Cand("cheap", {"reputation": 0.5, "visits": 9}), _Cand("cheap2", {"reputation": 0.6, "visits": 9}),
-             _Cand("unseen", {"reputation": 1.0, "visits": 0}), _Cand("strong", {"reputation": 0.9, "visits": 9})]
+    cands = [_cand("cheap", {"reputation": 0.5, "visits": 9}), _cand("cheap2", {"reputation": 0.6, "visits": 9}),
+             _cand("unseen", {"reputation": 1.0, "visits": 0}), _cand("strong", {"reputation": 0.9, "visits": 9})]
     policy = Adaptive(confidence=0.8, k_max=3)
     # The coarse stage offers a slate, so escalation can reach a strong agent ranked low for its price.
     assert policy.pool_size(2) == 16 and Adaptive(0.8, 3, slate=2).pool_size(2) == 3
@@ -58,7 +61,7 @@ def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherw
 
 
 def test_cascade_keeps_agreement_and_otherwise_the_strong_answer():
-    cands = [_Cand("a"), _Cand("b"), _Cand("c")]
+    cands = [_cand("a"), _cand("b"), _cand("c")]
     policy = Cascade(cheap=2)
     assert policy.first(cands, 2) == [0, 1]
     assert policy.more(cands, [Asked(0, "12", 0.5), Asked(1, "12.0", 0.5)]) == []
@@ -189,25 +192,8 @@ def test_methods_resolve_model_names_and_label_the_oracle():
         parse_method("vote:1", team.pool)
 
 
-@dataclass(frozen=True)
-class _Model:
-    spec: str
-
-
-@dataclass(frozen=True)
-class _Agent:
-    model: _Model
-
-
-@dataclass(frozen=True)
-class _Role:
-    agent: _Agent
-    components: dict[str, float] = field(default_factory=dict)
-
-
 def test_adaptive_never_escalates_to_another_role_of_a_model_already_asked():
-    cands = [_Role(_Agent(_Model("a"))), _Role(_Agent(_Model("b"))), _Role(_Agent(_Model("a"))),
-             _Role(_Agent(_Model("c")))]
+    cands = [_cand("a1", model="a"), _cand("b1", model="b"), _cand("a2", model="a"), _cand("c1", model="c")]
     policy = Adaptive(confidence=0.9, k_max=3)
     # The second role of model "a" looks most reliable (it is the same model), but would only repeat it.
     assert policy.more(cands, [Asked(0, "1", 0.4), Asked(1, "2", 0.4)], lambda: [0.9, 0.5, 0.9, 0.8]) == [3]

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 
 from reso.agents.dadb_base import AgentDatabase
-from reso.evals.ledger import DeferredSelector, collecting, item_key, run_id
+from reso.evals.ledger import item_key, run_id
 from reso.evals.methods import parse_method
 from reso.evals.runner import EvalConfig, run_eval
+from reso.graphs.api import ReSo
+from reso.graphs.context import RunContext
+from reso.graphs.learning import LearnOnce, result_updates
 from reso.graphs.settings import ReSoSettings
 from tests.unit_tests.test_runner import _problem, _team
 
@@ -29,8 +32,8 @@ class LearningSelector:
     dadb: AgentDatabase
     updates: list[tuple[str, float]] = field(default_factory=list)
 
-    def select(self, subtask, k=None, *, domain=None):
-        return self.inner.select(subtask, k, domain=domain)
+    def select(self, subtask, k=None, *, domain=None, exclude=()):
+        return self.inner.select(subtask, k, domain=domain, exclude=exclude)
 
     def update(self, agent_id, reward, cost_usd, tokens, *, domain=None):
         self.updates.append((agent_id, reward))
@@ -73,27 +76,22 @@ def test_a_keyed_batch_is_applied_once(dadb_store):
     assert frozen.record_batch("run/3", updates) is False and frozen.total_visits() == 2
 
 
-def test_updates_are_collected_per_context_and_immediate_outside(dadb_store):
-    dadb = dadb_store.open("d")
-    inner = LearningSelector(None, dadb)
-    deferred = DeferredSelector(inner)
-    with collecting() as updates:
-        deferred.update("a", 1.0, 0.0, 3, domain="x")
-    assert updates == [("a", 1.0, 0.0, 3, "x")] and dadb.total_visits() == 0
-    deferred.update("a", 1.0, 0.0, 3)
-    assert dadb.total_visits() == 1 and deferred.dadb is dadb
-
-
-def test_the_deferred_selector_keeps_the_inner_select_signature():
-    import inspect
-
-    class WithExclude:
-        def select(self, subtask, k=None, *, domain=None, exclude=()):
-            return [subtask, exclude]
-
-    deferred = DeferredSelector(WithExclude())
-    assert "exclude" in inspect.signature(deferred.select).parameters
-    assert deferred.select("s", 1, exclude=("a",)) == ["s", ("a",)]
+def test_a_run_that_learns_once_records_rewards_and_its_owner_applies_them_once(dadb_store):
+    problem = _problem(0)
+    team, _ = _learning_team([problem], dadb_store.open("d"))
+    train = ReSoSettings(mode="train")
+    learn_once = LearnOnce.for_selector(team.selector, train)
+    assert learn_once is not None and LearnOnce.for_selector(team.selector, ReSoSettings(mode="test")) is None
+    reso = ReSo.in_run(RunContext(settings=train, team=team, learn_once=learn_once))
+    result = reso.solve(problem.question, plan=problem.plan, references=problem.subtask_answers)
+    updates = result_updates(result.steps)
+    assert team.selector.updates == [] and team.dadb.total_visits() == 0, "nothing is written while it runs"
+    assert sorted((agent, reward) for agent, reward, *_ in updates) == [
+        ("calc", 1.0), ("strong", 1.0), ("strong", 1.0), ("weak", 0.0), ("weak", 1.0)]
+    assert learn_once.apply("run/p0", updates) is True and learn_once.apply("run/p0", updates) is False
+    assert team.dadb.total_visits() == 5
+    assert learn_once.reconcile("run/", [("run/p0", updates), ("run/p1", updates)]) == 1
+    assert team.dadb.total_visits() == 10
 
 
 def test_train_run_counts_every_recorded_call_once_and_a_rerun_adds_nothing(tmp_path, dadb_store):
@@ -194,8 +192,6 @@ def test_a_lost_line_whose_updates_were_applied_reruns_without_learning_twice(tm
 
 
 def test_the_python_api_learns_immediately_and_a_checkpointed_thread_once(tmp_path, dadb_store):
-    from reso.graphs.api import ReSo
-
     problem = _problem(0)
     team, _ = _learning_team([problem], dadb_store.open("d"))
     plain = ReSo(ReSoSettings(mode="train"), team=team)

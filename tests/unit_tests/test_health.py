@@ -10,15 +10,18 @@ from dataclasses import dataclass, field
 import pytest
 
 from reso.agents.answers import AgentAnswer
+from reso.agents.failures import FailureKind
 from reso.agents.faults import FaultConfig, FaultyChatModel
 from reso.agents.health import Health, classify
 from reso.agents.pool import Pool
 from reso.agents.retry import RetryPolicy
+from reso.agents.selector import Candidate
 from reso.graphs.budget import Budget
+from reso.graphs.context import RunContext
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.subtask import run_subtask
 from reso.reward.answers import extract_answer
-from tests.engine_fakes import FixedCandidate, HasValueScorer, ScriptedAnswerer, scripted_team
+from tests.engine_fakes import HasValueScorer, ScriptedAnswerer, scripted_team
 
 
 class Clock:
@@ -100,10 +103,14 @@ def test_agents_of_one_endpoint_share_a_breaker() -> None:
     (AgentAnswer("a", ""), "failure"),
     (AgentAnswer("a", "qzx ~!@ lorem"), "failure"),
     (AgentAnswer("a", "", error="InternalServerError: boom"), "failure"),
-    (AgentAnswer("a", "", error="TimeoutError: no answer within 1 s"), "failure"),
-    (AgentAnswer("a", "", error="ToolDeclined: not a calculation"), "neutral"),
-    (AgentAnswer("a", "", error="NoRecordingError: no recording of this question"), "neutral"),
-    (AgentAnswer("a", "", error="BudgetExceeded: token budget"), "neutral"),
+    (AgentAnswer("a", "", error="TimeoutError: no answer within 1 s", failure=FailureKind.TIMEOUT), "failure"),
+    (AgentAnswer("a", "", error="ToolDeclined: not a calculation", failure=FailureKind.TOOL_DECLINED), "neutral"),
+    (AgentAnswer("a", "", error="NoRecordingError: no recording", failure=FailureKind.NO_RECORDING), "neutral"),
+    (AgentAnswer("a", "", error="BudgetExceeded: token budget", failure=FailureKind.BUDGET_EXCEEDED), "neutral"),
+    (AgentAnswer("a", "", error="BudgetExceeded: run token budget", failure=FailureKind.RUN_BUDGET_EXCEEDED),
+     "neutral"),
+    # The kind decides, not the words: a plain error whose message names a decline still counts against.
+    (AgentAnswer("a", "", error="ValueError: ToolDeclined upstream"), "failure"),
 ])
 def test_what_counts_against_an_endpoint(answer: AgentAnswer, outcome: str) -> None:
     assert classify(answer, _has_answer) == outcome
@@ -117,10 +124,10 @@ class RankedSelector:
     picks: list[str] = field(default_factory=list)
 
     def select(self, subtask: str, k: int | None = None, *, domain: str | None = None,
-               exclude: Collection[str] = ()) -> list[FixedCandidate]:
+               exclude: Collection[str] = ()) -> list[Candidate]:
         ids = [i for i in ("dead", "good") if i not in exclude][: k or 1]
         self.picks.extend(ids)
-        return [FixedCandidate(self.pool.get(i), 1.0) for i in ids]
+        return [Candidate(self.pool.get(i), 1.0, {}) for i in ids]
 
     def update(self, *args, **kwargs) -> None:
         raise AssertionError("test mode must not update the DADB")
@@ -141,10 +148,10 @@ def test_the_engine_stops_selecting_an_agent_whose_endpoint_always_fails() -> No
     team.selector = selector
     team.health = Health(threshold=3, cooldown_s=60.0, clock=clock)
     team.retry = RetryPolicy(attempts=2, sleep=sleep)
-    settings = ReSoSettings(mode="test", k=1)
+    run_context = RunContext(settings=ReSoSettings(mode="test", k=1), team=team)
 
     def run(n: int) -> list:
-        return [asyncio.run(run_subtask(team, settings, step_id=f"s{i}", instruction="Compute 2 + 3.",
+        return [asyncio.run(run_subtask(run_context, step_id=f"s{i}", instruction="Compute 2 + 3.",
                                         depends_on=[], context=[], budget=Budget()))
                 for i in range(n)]
 

@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 
 from reso.agents.cache import disable_response_cache, enable_response_cache
 from reso.agents.defaults import default_pool_path, default_replay_path
+from reso.agents.failures import FailureKind
 from reso.agents.invoke import ModelCache, call_agent, error_line, models_for_pool, redact
 from reso.agents.pool import load_pool
 from reso.agents.profiles import Agent, ModelSpec
@@ -52,14 +53,14 @@ async def test_exceptions_become_one_line_errors(monkeypatch: pytest.MonkeyPatch
     model = ScriptedChatModel(script=[RuntimeError("upstream said: bad key sk-canary-1234567890\nmore detail")])
     answer = await call_agent(agent, model, "hi")
     assert not answer.ok and answer.text == ""
-    assert answer.error == "RuntimeError: upstream said: bad key ***"
+    assert answer.error == "RuntimeError: upstream said: bad key ***" and answer.failure is FailureKind.ERROR
     assert answer.cost_usd == 0.0
 
 
 async def test_timeout_is_an_error_not_a_hang() -> None:
     model = ScriptedChatModel(script=["late"], delay_s=5.0)
     answer = await call_agent(_agent(), model, "hi", timeout_s=0.05)
-    assert answer.error == "TimeoutError: no answer within 0.05 s"
+    assert answer.error == "TimeoutError: no answer within 0.05 s" and answer.failure is FailureKind.TIMEOUT
 
 
 async def test_replay_and_tool_failures_are_recorded_errors() -> None:
@@ -69,6 +70,8 @@ async def test_replay_and_tool_failures_are_recorded_errors() -> None:
                             "for gpt-4-1106-preview")
     declined = await call_agent(_agent(0, 0), CalculatorChatModel(), "Janet's ducks lay 16 eggs per day.")
     assert declined.error is not None and declined.error.startswith("ToolDeclined: not a calculation")
+    # Each failure carries its kind as a type; code decides on it, never on the error line's words.
+    assert (answer.failure, declined.failure) == (FailureKind.NO_RECORDING, FailureKind.TOOL_DECLINED)
 
 
 async def test_replay_cost_is_tokens_times_prices() -> None:

@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 
+from reso.agents.dadb import DADB
+from reso.agents.failures import FailureKind
 from reso.evals.methods import parse_method
 from reso.evals.report import write_run_report
 from reso.evals.runner import EvalConfig, run_eval
-from reso.graphs.budget import Budget, current_run_budget, refused_by_run, use_run_budget
+from reso.graphs.budget import Budget
+from reso.graphs.context import RunContext
 from reso.graphs.settings import ReSoSettings
 from tests.unit_tests.test_exactly_once import _learning_team, _recorded_calls, _rows, _run
 from tests.unit_tests.test_runner import _problem
@@ -25,18 +28,20 @@ def test_a_question_budget_consults_its_run_budget_and_both_spend():
     run = Budget(max_tokens=100, scope="run")
     first, second = Budget(max_tokens=80, parent=run), Budget(parent=run)
     first.spend(70, 0.0)
-    assert first.refusal(agent, "x" * 80) is not None, "over the question's own budget"
+    own = first.refusal(agent, "x" * 80)
+    assert own is not None and own.kind is FailureKind.BUDGET_EXCEEDED, "over the question's own budget"
     assert second.refusal(agent, "x" * 80) is None
     second.spend(30, 0.0)
-    reason = second.refusal(agent, "")
+    refusal = second.refusal(agent, "")
+    assert refusal is not None and refusal.kind is FailureKind.RUN_BUDGET_EXCEEDED
+    reason = refusal.reason
     assert reason == "run token budget of 100 spent (100 used)" and second.exceeded == reason
-    assert refused_by_run(f"BudgetExceeded: {reason}") and not refused_by_run("BudgetExceeded: token budget")
     assert run.stop() == reason and run.exceeded == reason
 
 
 def test_a_run_token_budget_stops_calls_of_items_in_flight_and_a_rerun_resumes(tmp_path):
     problems = [_problem(i) for i in range(6)]
-    team, strong = _learning_team(problems, tmp_path / "d.sqlite")
+    team, strong = _learning_team(problems, DADB(tmp_path / "d.sqlite"))
     out = tmp_path / "out"
     summary = _run(out, problems, team, concurrency=1, budget_tokens=2 * ITEM_TOKENS + 20)
     assert summary["stopped"].startswith("run token budget of 140 spent")
@@ -62,7 +67,7 @@ def test_a_run_token_budget_stops_calls_of_items_in_flight_and_a_rerun_resumes(t
 
 def test_a_spent_run_budget_starts_nothing(tmp_path):
     problems = [_problem(i) for i in range(3)]
-    team, strong = _learning_team(problems, tmp_path / "d.sqlite")
+    team, strong = _learning_team(problems, DADB(tmp_path / "d.sqlite"))
     summary = _run(tmp_path / "out", problems, team, budget_seconds=0.0)
     assert summary["stopped"] == "run wall-time budget of 0s spent"
     assert summary["n"] == 0 and strong.calls == []
@@ -72,7 +77,7 @@ def test_a_spent_run_budget_starts_nothing(tmp_path):
 
 def test_a_question_budget_marks_only_that_item(tmp_path):
     problems = [_problem(i) for i in range(2)]
-    team, _ = _learning_team(problems, tmp_path / "d.sqlite")
+    team, _ = _learning_team(problems, DADB(tmp_path / "d.sqlite"))
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path / "out",
                         settings=ReSoSettings(mode="train", max_tokens=ITEM_TOKENS // 2), concurrency=2,
                         command=["reso", "eval"])
@@ -83,14 +88,14 @@ def test_a_question_budget_marks_only_that_item(tmp_path):
     assert all(row["usage"]["total_tokens"] <= ITEM_TOKENS // 2 for row in rows)
     # Refused calls were never made: they are recorded, but not learned as failures of their agents.
     refused = [c for row in rows for step in row["steps"] for c in step["candidates"]
-               if (c["error"] or "").startswith("BudgetExceeded")]
-    assert refused and all(c["reward"] is None for c in refused)
+               if c["failure"] == FailureKind.BUDGET_EXCEEDED]
+    assert refused and all(c["reward"] is None and c["error"].startswith("BudgetExceeded: ") for c in refused)
     assert team.dadb.total_visits() == sum(len(row["dadb_updates"]) for row in rows)
     assert team.dadb.total_visits() == _recorded_calls(tmp_path / "out") - len(refused)
 
 
-def test_the_run_budget_reaches_questions_through_the_context():
+def test_the_run_budget_reaches_questions_through_the_run_context():
     run = Budget(max_usd=1.0, scope="run")
-    with use_run_budget(run):
-        assert current_run_budget() is run
-    assert current_run_budget() is None
+    question = RunContext(settings=ReSoSettings(max_tokens=50, max_seconds=9.0), budget=run).question_budget()
+    assert question.parent is run and (question.max_tokens, question.max_usd, question.max_seconds) == (50, None, 9.0)
+    assert RunContext().question_budget().parent is None

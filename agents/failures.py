@@ -1,0 +1,74 @@
+"""Why an agent call gave no answer, as a type: the kind every failed `AgentAnswer` and candidate record carries.
+
+Code decides on the kind (is the call learned from? does it count against its endpoint's health? did the
+run's budget cut the question short?); the error line next to it is for people. An exception that knows
+its kind says so by subclassing `DeclinedCall` (a replay agent without a recording, a tool that is not
+given a calculation); any other exception is a timeout or a plain error.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import ClassVar
+
+
+class FailureKind(StrEnum):
+    """What kind of failure a call ended in (the value is what results files store)."""
+
+    BUDGET_EXCEEDED = "budget_exceeded"
+    """Refused before it was made: the question's budget was spent."""
+    RUN_BUDGET_EXCEEDED = "run_budget_exceeded"
+    """Refused before it was made: the whole run's budget was spent."""
+    NO_RECORDING = "no_recording"
+    """A replay agent has no recording of the question (costs nothing)."""
+    TOOL_DECLINED = "tool_declined"
+    """An exact tool was not given a calculation it can read."""
+    TIMEOUT = "timeout"
+    """No answer within the call's time limit (after any retries)."""
+    ERROR = "error"
+    """Any other failure of the call (HTTP errors, lost connections, bugs in a model adapter)."""
+
+    @property
+    def never_called(self) -> bool:
+        """The call was refused before it was made, so it says nothing about the agent."""
+        return self in (FailureKind.BUDGET_EXCEEDED, FailureKind.RUN_BUDGET_EXCEEDED)
+
+    @property
+    def neutral(self) -> bool:
+        """The call says nothing about its endpoint's health: never made, or a healthy agent declined."""
+        return self.never_called or self in (FailureKind.NO_RECORDING, FailureKind.TOOL_DECLINED)
+
+
+class DeclinedCall(Exception):
+    """Raised by an agent that was reached and declined the subtask; `kind` says how."""
+
+    kind: ClassVar[FailureKind] = FailureKind.ERROR
+
+
+def failure_kind(error: BaseException) -> FailureKind:
+    """The kind of failure `error` ended a call with."""
+    if isinstance(error, DeclinedCall):
+        return error.kind
+    if isinstance(error, TimeoutError):
+        return FailureKind.TIMEOUT
+    return FailureKind.ERROR
+
+
+# Error lines of results files written before kinds existed start with the exception's type name.
+_LEGACY_NAMES = {"BudgetExceeded": FailureKind.BUDGET_EXCEEDED, "NoRecordingError": FailureKind.NO_RECORDING,
+                 "ToolDeclined": FailureKind.TOOL_DECLINED, "TimeoutError": FailureKind.TIMEOUT}
+
+
+def recorded_failure(candidate: dict[str, object]) -> FailureKind | None:
+    """The failure kind of a candidate as a results line stores it (None: it answered).
+
+    Lines written before kinds existed carry only the error line; its leading exception name is read
+    instead (a run-budget refusal then reads as a question-budget one: such lines were never written).
+    """
+    kind = candidate.get("failure")
+    if kind is not None:
+        return FailureKind(str(kind))
+    error = candidate.get("error")
+    if not error:
+        return None
+    return _LEGACY_NAMES.get(str(error).split(":", 1)[0].strip(), FailureKind.ERROR)
