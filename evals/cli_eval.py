@@ -133,18 +133,22 @@ def eval_command(
 
 def _every_item_failed(out: Path) -> str | None:
     """The first call error when no item of the run produced an answer and every call failed, else None."""
+    from reso.agents.failures import FailureKind, recorded_failure
+
     results = out / "results.jsonl"
     if not results.exists():
         return None
     errors: list[str] = []
+    declines: list[str] = []  # a replay agent without a recording, a tool given no calculation
     for line in results.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         if row.get("answer") is not None:
             return None
         for step in row.get("steps", []):
             for candidate in step.get("candidates", []):
-                if not candidate.get("error"):
+                kind = recorded_failure(candidate)
+                if kind is None:
                     return None
-                errors.append(candidate["error"])
-    llm_errors = [error for error in errors if not error.startswith(("ToolDeclined", "NoRecordingError"))]
-    return (llm_errors or errors or [None])[0]
+                declined = kind in (FailureKind.TOOL_DECLINED, FailureKind.NO_RECORDING)
+                (declines if declined else errors).append(candidate["error"])
+    return (errors or declines or [None])[0]

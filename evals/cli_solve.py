@@ -89,6 +89,8 @@ def settings_from_options(**options: Any) -> Any:
 def failure_lines(result: Any) -> list[str]:
     """Why a run gave no answer, for standard error: one `error:` line with the distinct candidate errors
     (already scrubbed of keys by the agents layer), and the no-recording hint when replay agents had none."""
+    from reso.agents.failures import FailureKind
+
     if result.answer is not None:
         return []
     errors = list(dict.fromkeys(c.error for step in result.steps for c in step.candidates if c.error))
@@ -99,26 +101,27 @@ def failure_lines(result: Any) -> list[str]:
         lines = [f"error: no answer: every candidate failed: {shown}"]
     else:
         lines = [f"error: no answer ({result.status})"]
-    if any("NoRecording" in error for error in errors):
+    if any(c.failure is FailureKind.NO_RECORDING for step in result.steps for c in step.candidates):
         lines.append(NO_RECORDING_HINT)
     return lines
 
 
-def _team_settings(*, planner: str | None, planner_model: str | None, pool: str | None, prices: Path | None,
-                   **options: Any) -> Any:
-    """Check the options, resolve the pool and build the team for the settings they give, which are returned.
+def _run_context(*, planner: str | None, planner_model: str | None, pool: str | None, prices: Path | None,
+                 **options: Any) -> Any:
+    """Check the options, resolve the pool and build the team for the settings they give: the run's context
+    (a `reso.graphs.context.RunContext`).
 
     The team is built here, before the live view starts, so a bad pool file, an unset key variable or an
     unknown scorer is one line and exit code 2, not a traceback.
     """
     _check_planner_options(planner, planner_model)
     from reso.agents.pool_source import pool_file_for
+    from reso.graphs.context import RunContext
     from reso.graphs.team import team_for
 
     settings = settings_from_options(pool=pool_file_for(pool, prices), planner=planner, planner_model=planner_model,
                                      **options)
-    team_for(settings)
-    return settings
+    return RunContext(settings=settings, team=team_for(settings))
 
 
 def solve(
@@ -146,11 +149,11 @@ def solve(
         # The first progress line, before any heavy import: building the team loads the agents layer, the
         # pool's recordings or clients, the selector's index and the scorer, which takes a second or two.
         with stage(console, TEAM_STAGE):
-            settings = _team_settings(planner=planner, planner_model=planner_model, pool=pool, prices=prices,
-                                           k=k, scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
+            run = _run_context(planner=planner, planner_model=planner_model, pool=pool, prices=prices,
+                               k=k, scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
     except ValueError as error:  # every configuration error of the layers below is a ValueError
         _fail(_first_line(error), 2)
-    result = run_with_progress(text, settings, console=console)
+    result = run_with_progress(text, run, console=console)
     if json_output:
         typer.echo(json.dumps(result.to_json()))
     else:

@@ -18,6 +18,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from reso.graphs.context import RunContext
     from reso.graphs.records import Result
 
 PLANNING = "planning the question …"
@@ -55,7 +56,7 @@ def _view(plan: list[dict[str, Any]], status: dict[str, str], detail: dict[str, 
     return _table(plan, status, detail) if plan else Spinner("dots", text=PLANNING)
 
 
-async def _run(question: str, settings: Any, console: Console) -> Result:
+async def _run(question: str, run: RunContext, console: Console) -> Result:
     from reso.graphs.api import ReSo
 
     plan: list[dict[str, Any]] = []
@@ -64,8 +65,7 @@ async def _run(question: str, settings: Any, console: Console) -> Result:
     result: Result | None = None
     with Live(_view(plan, status, detail), console=console, transient=False, auto_refresh=False) as live:
         live.refresh()
-        reso = ReSo(settings)
-        async for event in reso.astream(question):
+        async for event in ReSo.in_run(run).astream(question):
             kind = event.get("event")
             if kind == "plan":
                 plan = event["plan"]
@@ -83,6 +83,8 @@ async def _run(question: str, settings: Any, console: Console) -> Result:
     return result
 
 
-def run_with_progress(question: str, settings: Any, *, quiet: bool = False, console: Console | None = None) -> Result:
-    """Solve `question`, drawing progress on `console` (standard error by default) unless `quiet`."""
-    return asyncio.run(_run(question, settings, console or progress_console(quiet=quiet)))
+def run_with_progress(question: str, run: RunContext, *, quiet: bool = False,
+                      console: Console | None = None) -> Result:
+    """Solve `question` in the run context `run`, drawing progress on `console` (standard error by default)
+    unless `quiet`."""
+    return asyncio.run(_run(question, run, console or progress_console(quiet=quiet)))
