@@ -2,7 +2,7 @@
 
 The DADB penalises a failing agent only in training mode (a failed call earns reward 0); a frozen DADB
 (test mode) would keep selecting it. The breaker works in both modes, in memory, for the life of the
-team (one per process for the cached team):
+team (a run's, shared by its questions):
 
 - closed: calls flow; `threshold` consecutive failures open it.
 - open: its agents are excluded from selection for `cooldown_s` (doubling on each failed probe, up to

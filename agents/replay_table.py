@@ -171,9 +171,7 @@ def replay_table(path: str | Path) -> ReplayTable:
 
 
 def replay_correctness(path: str | Path) -> dict[tuple[str, str], bool]:
-    """The recorded correctness labels of a replay file, as (question id, model) → correct.
-
-    Used by the oracle baseline: a question counts as solvable when any model's recording is correct.
-    """
+    """The recorded correctness labels of a replay file, as (question id, model) → correct: which models the
+    recordings say answered each question right (a question is solvable when any did)."""
     table = replay_table(path)
     return {(rec.id, model): ok for rec in table.recordings for model, ok in rec.correct.items()}

@@ -1,7 +1,8 @@
-"""Run-time settings of a ReSo run: the LangGraph context schema.
+"""Run-time settings of a ReSo run: the `settings` of its LangGraph context (`reso.graphs.context.RunContext`).
 
 Every field has a default that runs offline on the embedded pool. Environment variables are never read
-here: callers (the CLI, Studio's assistant config, the Python API) pass settings explicitly.
+here: callers (the CLI, Studio's assistant context, the Python API) pass settings explicitly. Settings are
+frozen, so hashable: the team built for them is kept per settings object (`reso.graphs.team.team_for`).
 """
 
 from __future__ import annotations

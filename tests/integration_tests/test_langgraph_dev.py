@@ -31,3 +31,21 @@ def test_sdk_runs_a_question_through_langgraph_dev(server: str) -> None:
     step = values["steps"][values["plan"][0]["id"]]
     assert step["candidates"], "selection details are in the state Studio shows"
     assert {"agent_id", "score", "selection"} <= set(step["candidates"][0])
+
+
+def test_an_assistant_context_of_settings_reaches_the_run(server: str) -> None:
+    from langgraph_sdk import get_client
+
+    async def scenario() -> tuple[dict, dict]:
+        client = get_client(url=server)
+        assistant = await client.assistants.create("reso", context={"settings": {"review_plan": True}})
+        schemas = await client.assistants.get_schemas(assistant["assistant_id"])
+        thread = await client.threads.create()
+        await client.runs.wait(thread["thread_id"], assistant["assistant_id"], input={"question": QUESTION})
+        return schemas, await client.threads.get_state(thread["thread_id"])
+
+    schemas, state = asyncio.run(scenario())
+    # Studio's form shows the settings; the team, budgets and learning are for Python callers only.
+    assert list(schemas["context_schema"]["properties"]) == ["settings"]
+    assert state["next"] == ["review_plan"], "review_plan in the assistant's settings pauses after planning"
+    assert state["values"]["plan"] and "answer" not in state["values"]
