@@ -1,0 +1,32 @@
+"""Each package says what it is and exports its public names, loaded on first use: importing a package
+loads no heavy library, and every exported name resolves to the object its module defines."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+PACKAGES = ("reso.agents", "reso.graphs", "reso.reward", "reso.evals")
+HEAVY = ("torch", "transformers", "faiss", "sentence_transformers", "sklearn", "langgraph", "langchain_core")
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_exported_name_resolves_to_its_modules_object(name):
+    package = importlib.import_module(name)
+    assert package.__doc__ and "placeholder" not in package.__doc__
+    assert set(package.__all__) == set(package._EXPORTS)
+    for exported in package.__all__:
+        module = importlib.import_module(package._EXPORTS[exported])
+        assert getattr(package, exported) is getattr(module, exported)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        package.nothing_here  # noqa: B018
+
+
+def test_importing_the_packages_loads_no_heavy_library():
+    probe = (f"import sys; import {', '.join(PACKAGES)}; "
+             f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == ""
