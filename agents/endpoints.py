@@ -7,8 +7,9 @@ shares one `EndpointSlots`, and a call waits on our side for a free slot before 
 (`reso.agents.retry.call_with_retries` holds the slot for one attempt; waiting for it is not counted
 against the attempt's time limit).
 
-The endpoint is the model's `base_url` (normalised: lower-case scheme and host, no trailing slash), or its
-provider (`openai`, `anthropic`, …) without one. Its limit is the pool's `params.max_concurrency`:
+The endpoint is the model's `base_url` (normalised: lower-case scheme and host, no trailing slash); without
+one, its provider's API (`openai`, `anthropic`, …), or for an in-process model (`local:`, `replay:`,
+`tool:`) the model itself. Its limit is the pool's `params.max_concurrency`:
 
 - unset: 1 for a `base_url` on this machine or a private network (localhost, 127.0.0.0/8, ::1, 10/8,
   172.16/12, 192.168/16, link-local), the one value safe for every local server; no limit otherwise
@@ -29,10 +30,11 @@ import threading
 import weakref
 from collections import deque
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from reso.agents.profiles import ModelSpec
+if TYPE_CHECKING:
+    from reso.agents.profiles import ModelSpec
 
 MAX_CONCURRENCY_PARAM = "max_concurrency"
 """Key of `ModelSpec.params` that sets the endpoint's concurrency limit instead of a constructor argument."""
@@ -137,6 +139,16 @@ def is_local_url(base_url: str) -> bool:
     return address.is_loopback or address.is_private or address.is_link_local
 
 
+IN_PROCESS_PROVIDERS = frozenset({"local", "replay", "tool"})
+
+
+def endpoint_key(model: ModelSpec) -> str:
+    """What `model` shares a concurrency limit with: its normalised `base_url`, its provider's API, or itself."""
+    if model.base_url:
+        return endpoint_of(model.base_url)
+    return model.spec if model.provider in IN_PROCESS_PROVIDERS else model.provider
+
+
 def check_max_concurrency(value: Any) -> int | None:
     """`params.max_concurrency` as given, checked: a positive integer or None.
 
@@ -168,7 +180,7 @@ def endpoint_slots(model: ModelSpec) -> EndpointSlots | None:
     limit = concurrency_limit(model)
     if limit is None:
         return None
-    key = (endpoint_of(model.base_url) if model.base_url else model.provider, limit)
+    key = (endpoint_key(model), limit)
     with _registry_lock:
         slots = _registry.get(key)
         if slots is None:

@@ -32,7 +32,7 @@ import email.utils
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tenacity import (
     AsyncRetrying,
@@ -44,7 +44,8 @@ from tenacity import (
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
-from reso.agents.endpoints import EndpointSlots
+if TYPE_CHECKING:
+    from reso.agents.endpoints import EndpointSlots
 
 T = TypeVar("T")
 TRANSIENT_STATUS = frozenset({408, 409, 429})

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from reso.agents.endpoints import EndpointSlots, concurrency_limit, endpoint_slots, is_local_url
+from reso.agents.endpoints import EndpointSlots, concurrency_limit, endpoint_key, endpoint_slots, is_local_url
 from reso.agents.faults import server_error
 from reso.agents.invoke import call_agent
 from reso.agents.profiles import Agent, ModelSpec
@@ -191,6 +191,12 @@ def test_models_on_one_endpoint_share_slots() -> None:
     assert other_port is not a and wider is not a
     assert wider is not None and wider.limit == 4
     assert endpoint_slots(_agent("https://api.example.com/v1").model) is None
+
+
+def test_without_a_base_url_the_provider_api_or_the_in_process_model_is_the_endpoint() -> None:
+    assert endpoint_key(ModelSpec(spec="openai:gpt-4o")) == endpoint_key(ModelSpec(spec="openai:gpt-4o-mini")) == "openai"
+    assert endpoint_key(ModelSpec(spec="local:/models/a")) != endpoint_key(ModelSpec(spec="local:/models/b"))
+    assert endpoint_key(ModelSpec(spec="openai:m", base_url="http://Localhost:8000/v1/")) == "http://localhost:8000/v1"
 
 
 # -- the agent call path -----------------------------------------------------------------------------------------
