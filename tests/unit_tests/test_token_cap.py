@@ -99,3 +99,20 @@ def test_bad_values_are_load_errors_naming_the_param(spec: str, params: dict[str
         load_chat_model(ModelSpec(spec=spec, base_url="http://127.0.0.1:9/v1" if spec.startswith("openai") else None,
                                   params=params))
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ("{max_concurrency: 0}", "error: openai:m: params.max_concurrency must be a positive integer or null, got 0"),
+    ("{max_tokens: 5, max_completion_tokens: 5}",
+     "error: openai:m: params give the token cap more than once: max_tokens, max_completion_tokens"),
+])
+def test_reso_solve_refuses_a_bad_endpoint_option_in_one_line(tmp_path, params: str, message: str) -> None:
+    from typer.testing import CliRunner
+
+    from reso.evals.cli import app
+
+    pool = tmp_path / "pool.yaml"
+    pool.write_text("models:\n  - spec: openai:m\n    base_url: http://127.0.0.1:9/v1\n    price_in: 0.0\n"
+                    f"    price_out: 0.0\n    params: {params}\nroles: [Algebra]\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["solve", "What is 2+2?", "--pool", str(pool)], env={"COLUMNS": "200"})
+    assert (result.exit_code, result.stdout, result.stderr.strip().splitlines()) == (2, "", [message])
