@@ -29,7 +29,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from reso.agents.dadb import DADB
+from reso.agents.dadb_base import AgentDatabase
 from reso.agents.embeddings import Embedder
 from reso.agents.index import ProfileIndex, index_path_for_db, profile_index_for_pool
 from reso.agents.pool import Pool
@@ -135,7 +135,7 @@ class UCBSelector:
     def __init__(
         self,
         pool: Pool | Sequence[Agent],
-        dadb: DADB,
+        dadb: AgentDatabase,
         embedder: Embedder,
         config: SelectorConfig | None = None,
         index: ProfileIndex | None = None,
@@ -276,7 +276,7 @@ class RandomSelector:
     def __init__(
         self,
         pool: Pool | Sequence[Agent],
-        dadb: DADB | None = None,
+        dadb: AgentDatabase | None = None,
         embedder: Embedder | None = None,
         config: SelectorConfig | None = None,
         index: ProfileIndex | None = None,

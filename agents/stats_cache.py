@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reso.agents.dadb import DADB
+from reso.agents.dadb_base import AgentDatabase
 
 
 @dataclass
@@ -33,7 +33,7 @@ class StatsTable:
 class StatsCache:
     """Array views of a DADB for a fixed list of agent ids, refreshed when the database changes."""
 
-    def __init__(self, dadb: DADB, agent_ids: Sequence[str]) -> None:
+    def __init__(self, dadb: AgentDatabase, agent_ids: Sequence[str]) -> None:
         self.dadb = dadb
         self._position = {agent_id: i for i, agent_id in enumerate(agent_ids)}
         self._size = len(agent_ids)

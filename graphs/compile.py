@@ -60,6 +60,7 @@ def _make_node(step_id: str):
 
 
 DagShape = tuple[tuple[str, tuple[str, ...]], ...]
+TaskDagGraph = CompiledStateGraph[DagState, DagRun, DagState, DagState]
 
 
 def dag_shape(dag: TaskDAG) -> DagShape:
@@ -67,7 +68,7 @@ def dag_shape(dag: TaskDAG) -> DagShape:
     return tuple((node.id, tuple(dag.parents(node.id))) for node in dag.nodes)
 
 
-def compile_dag(dag: TaskDAG, *, checkpointer: Any = None) -> CompiledStateGraph:
+def compile_dag(dag: TaskDAG, *, checkpointer: Any = None) -> TaskDagGraph:
     """The state graph of `dag`, compiled; invoke it with the question's `DagRun` as `context`.
 
     Without a checkpointer the graph is shared by every DAG of the same shape: its nodes hold only step ids
@@ -79,11 +80,11 @@ def compile_dag(dag: TaskDAG, *, checkpointer: Any = None) -> CompiledStateGraph
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled_for_shape(shape: DagShape) -> CompiledStateGraph:
+def _compiled_for_shape(shape: DagShape) -> TaskDagGraph:
     return _compile(shape, None)
 
 
-def _compile(shape: DagShape, checkpointer: Any) -> CompiledStateGraph:
+def _compile(shape: DagShape, checkpointer: Any) -> TaskDagGraph:
     builder = StateGraph(DagState, context_schema=DagRun)
     for step_id, _ in shape:
         builder.add_node(node_name(step_id), _make_node(step_id), retry_policy=NODE_RETRY)

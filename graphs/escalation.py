@@ -162,8 +162,8 @@ class Cascade:
              reliability: Reliability | None = None) -> list[int]:
         if len(asked) > self.cheap or len(candidates) <= self.cheap:
             return []
-        values = [a.value for a in asked]
-        if values and all(v is not None for v in values) and all(self.same(values[0], v) for v in values[1:]):
+        values = [a.value for a in asked if a.value is not None]
+        if values and len(values) == len(asked) and all(self.same(values[0], v) for v in values[1:]):
             return []
         return [self.cheap]
 

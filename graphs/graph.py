@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -75,13 +75,14 @@ async def review_plan(state: ReSoState, runtime: Runtime[RunContext]) -> dict[st
     return _planned(TaskDAG.from_steps(steps), ["plan edited by a person"])
 
 
-async def execute(state: ReSoState, runtime: Runtime[RunContext], config: RunnableConfig) -> dict[str, Any]:
+async def execute(state: ReSoState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     run = await run_context(runtime)
     dag = state_dag(state)
     budget = run.question_budget()
-    dag_run = DagRun(run, dag, budget=budget, references=state.get("references"), write=runtime.stream_writer,
-                     done=step_records(state.get("steps")))
-    steps = await dag_run.execute(compile_dag(dag), config)
+    dag_run = DagRun(run, dag, budget=budget, references=state.get("references") or {},
+                     write=runtime.stream_writer, done=step_records(state.get("steps")))
+    # This node's config makes the task-DAG graph its child run (callbacks, streaming, checkpoint namespace).
+    steps = await dag_run.execute(compile_dag(dag), get_config())
     notes = [f"budget exceeded: {budget.exceeded}"] if budget.exceeded else []
     return {"steps": steps, "notes": notes, "budget_exceeded": budget.exceeded is not None}
 
@@ -100,7 +101,7 @@ async def answer(state: ReSoState) -> dict[str, Any]:
             "status": status, "usage": usage.to_json(), "latency_s": latency}
 
 
-def build_graph(*, checkpointer: Any = None) -> CompiledStateGraph:
+def build_graph(*, checkpointer: Any = None) -> CompiledStateGraph[ReSoState, RunContext, InputState, OutputState]:
     """The top-level graph; invoke it with `context=RunContext(...)` (none: the default settings' team)."""
     builder = StateGraph(ReSoState, context_schema=RunContext, input_schema=InputState,
                          output_schema=OutputState)

@@ -14,8 +14,10 @@ schedules it (the plain superstep behaviour, kept for comparison).
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Mapping
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 from reso.graphs.budget import Budget
@@ -26,22 +28,26 @@ from reso.graphs.subtask import ProgressWriter, context_for, run_subtask
 from reso.reward.answers import answers_match
 
 
+@dataclass(eq=False)
 class DagRun:
-    """Runs the subtasks of one question for the graph nodes that ask for them."""
+    """Runs the subtasks of one question for the graph nodes that ask for them: the run's context, the
+    question's DAG and budget, its references (training), its progress writer, and the records so far
+    (`done`: those a resumed run had already saved)."""
 
-    def __init__(self, run: RunContext, dag: TaskDAG, *, budget: Budget,
-                 references: Mapping[str, str] | None = None, write: ProgressWriter | None = None,
-                 done: Mapping[str, StepRecord] | None = None) -> None:
-        self.run = run
-        self.dag = dag
-        self.budget = budget
-        self.references = dict(references or {})
-        self.write = write
-        self.origin = time.monotonic()
-        self.results: dict[str, StepRecord] = dict(done or {})
+    run: RunContext
+    dag: TaskDAG
+    budget: Budget = field(kw_only=True)
+    references: Mapping[str, str] = field(default_factory=dict, kw_only=True)
+    write: ProgressWriter | None = field(default=None, kw_only=True)
+    done: InitVar[Mapping[str, StepRecord] | None] = field(default=None, kw_only=True)
+    results: dict[str, StepRecord] = field(init=False, default_factory=dict)
+    origin: float = field(init=False, default_factory=time.monotonic)
+
+    def __post_init__(self, done: Mapping[str, StepRecord] | None) -> None:
+        self.results.update(done or {})
         self._tasks: dict[str, asyncio.Task[StepRecord]] = {}
         self._futures: dict[str, asyncio.Future[StepRecord]] = {}
-        self._order = dag.topological_order()
+        self._order = self.dag.topological_order()
 
     def visible(self, step_id: str) -> list[str]:
         """The earlier subtasks whose answers `step_id` is shown, by the context policy."""
@@ -85,7 +91,7 @@ class DagRun:
                 continue
             if all(parent in self.results for parent in self.waits_for(step_id)):
                 task = asyncio.create_task(self._run(step_id, self.results), name=f"subtask {step_id}")
-                task.add_done_callback(lambda t, sid=step_id: self._finished(sid, t))
+                task.add_done_callback(functools.partial(self._finished, step_id))
                 self._tasks[step_id] = task
 
     def _future(self, step_id: str) -> asyncio.Future[StepRecord]:

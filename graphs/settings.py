@@ -7,6 +7,7 @@ frozen, so hashable: the team built for them is kept per settings object (`reso.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
@@ -78,10 +79,10 @@ class ReSoSettings:
         return ReSoSettings(**{**asdict(self), **changes})
 
     @classmethod
-    def coerce(cls, value: ReSoSettings | dict[str, Any] | None) -> ReSoSettings:
+    def coerce(cls, value: ReSoSettings | Mapping[str, Any] | None) -> ReSoSettings:
         """Settings from an instance, a plain mapping (Studio sends JSON), or None (defaults)."""
         if value is None:
             return cls()
-        if isinstance(value, cls):
+        if isinstance(value, ReSoSettings):
             return value
-        return cls().replace(**{k: v for k, v in dict(value).items() if v is not None})
+        return cls().replace(**{k: v for k, v in value.items() if v is not None})
