@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from typing import Any
 
@@ -23,9 +24,17 @@ LOCAL = "http://127.0.0.1:8080/v1"
 
 
 class InFlightModel(BaseChatModel):
-    """Answers after `delay_s`, recording the most calls it ever had in flight at once."""
+    """Answers after `delay_s`, recording the most calls it ever had in flight at once.
+
+    With `gather` set, calls are held until that many are in flight together (or `hold_s` passes), so a
+    limit is reached however slowly the machine starts the calls.
+    """
 
     delay_s: float = 0.02
+    gather: int = 0
+    hold_s: float = 5.0
+    cache: bool | None = False  # every call must reach the model
+    _gathered: asyncio.Event | None = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _now: int = PrivateAttr(default=0)
     _peak: int = PrivateAttr(default=0)
@@ -49,11 +58,18 @@ class InFlightModel(BaseChatModel):
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                          **kwargs: Any) -> ChatResult:
+        if self._gathered is None:
+            self._gathered = asyncio.Event()
         with self._lock:
             self._now += 1
             self._calls += 1
             self._peak = max(self._peak, self._now)
+            if self.gather and self._now >= self.gather:
+                self._gathered.set()
         try:
+            if self.gather:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._gathered.wait(), self.hold_s)
             await asyncio.sleep(self.delay_s)
         finally:
             with self._lock:
@@ -209,10 +225,10 @@ async def test_calls_to_a_local_endpoint_go_one_at_a_time() -> None:
 
 
 async def test_the_pool_raises_the_limit_or_lifts_it() -> None:
-    four = InFlightModel(delay_s=0.05)
+    four = InFlightModel(gather=4)
     await asyncio.gather(*(call_agent(_agent(max_concurrency=4), four, f"q{i}") for i in range(8)))
-    assert four.peak == 4
-    unlimited = InFlightModel(delay_s=0.05)
+    assert (four.calls, four.peak) == (8, 4)
+    unlimited = InFlightModel(gather=6)
     await asyncio.gather(*(call_agent(_agent(max_concurrency=None), unlimited, f"q{i}") for i in range(6)))
     assert unlimited.peak == 6
 
@@ -233,21 +249,22 @@ def _policy() -> RetryPolicy:
 
 
 async def test_a_timeout_is_not_retried_against_a_limited_endpoint() -> None:
-    model = ScriptedChatModel(script=["late \\boxed{1}", "\\boxed{2}"], delay_s=[5.0, 0.0])
+    slots = endpoint_slots(_agent().model)  # held here, so the call uses this very limiter
+    model = ScriptedChatModel(script=["late \\boxed{1}", "\\boxed{2}"], delay_s=[5.0, 0.0], cache=False)
     answer = await call_agent(_agent(), model, "q", timeout_s=0.05, retry=_policy())
     assert answer.error == "TimeoutError: no answer within 0.05 s"
     assert (answer.retries, model.call_count) == (0, 1)
-    assert endpoint_slots(_agent().model).in_use == 0  # the timed-out attempt gave its slot back
+    assert slots is endpoint_slots(_agent().model) and slots.in_use == 0  # the slot came back
 
 
 async def test_a_timeout_is_still_retried_against_an_unlimited_endpoint() -> None:
-    model = ScriptedChatModel(script=["late \\boxed{1}", "\\boxed{2}"], delay_s=[5.0, 0.0])
+    model = ScriptedChatModel(script=["late \\boxed{1}", "\\boxed{2}"], delay_s=[5.0, 0.0], cache=False)
     answer = await call_agent(_agent(max_concurrency=None), model, "q", timeout_s=0.05, retry=_policy())
     assert answer.ok and answer.text == "\\boxed{2}"
     assert (answer.retries, model.call_count) == (1, 2)
 
 
 async def test_a_server_error_is_retried_against_a_limited_endpoint() -> None:
-    model = ScriptedChatModel(script=[server_error(), "\\boxed{2}"])
+    model = ScriptedChatModel(script=[server_error(), "\\boxed{2}"], cache=False)
     answer = await call_agent(_agent(), model, "q", retry=_policy())
     assert answer.ok and (answer.retries, model.call_count) == (1, 2)
