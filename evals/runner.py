@@ -29,13 +29,13 @@ from typing import Any
 
 from reso.agents.db_url import redact
 from reso.agents.failures import FailureKind
+from reso.evals.backend import Backend, InProcess
 from reso.evals.datasets import Problem
 from reso.evals.ledger import item_key, reconcile, run_id
 from reso.evals.methods import Method
 from reso.evals.provenance import Provenance
 from reso.evals.results import ResultsFile
 from reso.evals.stats import wilson_interval
-from reso.graphs.api import ReSo
 from reso.graphs.budget import RUN_SCOPE, Budget
 from reso.graphs.context import RunContext
 from reso.graphs.learning import LearnOnce, result_updates
@@ -64,11 +64,6 @@ class EvalConfig:
     budget_tokens: int | None = None
     budget_seconds: float | None = None
     command: list[str] = field(default_factory=lambda: list(sys.argv))
-
-
-def _planned(problem: Problem) -> dict[str, Any]:
-    """Solve arguments: the ground-truth plan when the dataset has one."""
-    return {"plan": problem.plan} if problem.plan else {}
 
 
 def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
@@ -181,8 +176,10 @@ def _cut_by_run_budget(result: Result) -> bool:
 
 
 async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
-                   progress: ProgressCallback | None = None) -> dict[str, Any]:
-    """Run `config.method` on `problems` (skipping those already in the results file); returns the summary."""
+                   progress: ProgressCallback | None = None, backend: Backend | None = None) -> dict[str, Any]:
+    """Run `config.method` on `problems` (skipping those already in the results file); returns the summary.
+    `backend` answers the questions (default: this process; `reso.evals.backend`); this process alone
+    writes the results and applies the learning."""
     config.out.mkdir(parents=True, exist_ok=True)
     settings = config.settings.replace(**config.method.overrides)
     adapted = config.method.adapt(team, seed=settings.seed)
@@ -199,7 +196,8 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
         semaphore = asyncio.Semaphore(max(1, config.concurrency))
         lock = asyncio.Lock()
         budget = _run_budget(config, list(results.rows()))
-        reso = ReSo.in_run(RunContext(settings=settings, team=adapted, budget=budget, learn_once=learn_once))
+        context = RunContext(settings=settings, team=adapted, budget=budget, learn_once=learn_once)
+        solver = (backend or InProcess()).solver(config, context)
 
         async def one(problem: Problem) -> None:
             nonlocal stopped
@@ -209,7 +207,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                     return
                 needs_truth = settings.mode == "train" or settings.scorer_sees_reference
                 references = dict(problem.subtask_answers or {}) if needs_truth else None
-                result = await reso.asolve(problem.question, references=references, **_planned(problem))
+                result = await solver.solve(problem, references)
                 if _cut_by_run_budget(result):
                     # Partial because the run ran out, not because of the item: leave it for a rerun.
                     stopped = stopped or budget.exceeded
@@ -226,7 +224,8 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                 if progress is not None:
                     progress(row)
 
-        await asyncio.gather(*(one(problem) for problem in todo))
+        async with solver:
+            await asyncio.gather(*(one(problem) for problem in todo))
         rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
     summary = summarise(config, rows, time.monotonic() - started, stopped, items=len(problems))
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
