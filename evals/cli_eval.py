@@ -32,7 +32,8 @@ def eval_command(
     prices: Annotated[Optional[Path], typer.Option(help="Price list YAML for the pool's models.")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Only the first N items.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
-    concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 8,
+    concurrency: Annotated[int, typer.Option(
+        help="Questions in flight at once (over all workers with --backend ray).")] = 8,
     mode: Annotated[str, typer.Option(help="train (update the DADB, write CRM records) | test (frozen).")] = "test",
     db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
         "DADB: a SQLite file or a postgresql:// URL; default $RESO_DB_URL, else OUT/dadb.sqlite."))] = None,
@@ -59,6 +60,11 @@ def eval_command(
         help="Response cache file; default OUT/../responses.sqlite, shared by all runs of one sweep.")] = None,
     data_root: Annotated[Optional[Path], typer.Option(help="Folder holding reso-mas/ and gsm8k-replay/.")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    backend: Annotated[str, typer.Option(
+        help="local: this process | ray: Ray workers, each with its own team (see README, cluster).")] = "local",
+    address: Annotated[Optional[str], typer.Option(
+        help="--backend ray: the Ray cluster to join (HOST:PORT, or auto); default: a local Ray instance.")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="--backend ray: workers (Ray actors) to start.")] = 2,
 ) -> None:
     """Evaluate METHOD on DATASET; writes results.jsonl, summary.json (and crm_records.jsonl in train mode)."""
     import asyncio
@@ -84,6 +90,10 @@ def eval_command(
         raise fail("--k-max and --confidence go together (the adaptive fine stage needs both)")
     if out.exists() and not out.is_dir():
         raise fail(f"--out {out}: not a folder")
+    if backend not in ("local", "ray"):
+        raise fail("--backend must be local or ray")
+    if address is not None and backend != "ray":
+        raise fail("--address goes with --backend ray")
     try:
         problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
         settings = ReSoSettings().replace(
@@ -110,13 +120,18 @@ def eval_command(
     config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
                         limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
                         budget_seconds=budget_seconds)
+    from reso.evals.backend import BackendError, BackendSetupError, open_backend
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     try:
-        with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar:
-            summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance))
-    except (ResultsBusyError, ResultsFormatError) as error:
+        with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar, \
+                open_backend(backend, address=address, workers=workers,
+                             cache_file=(cache_file or default_cache_file(out)) if cache else None) as runner:
+            summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance, backend=runner))
+    except (ResultsBusyError, ResultsFormatError, BackendSetupError) as error:
         raise fail(str(error)) from None
+    except BackendError as error:
+        raise fail(str(error), code=1) from None
     from reso.evals.report import write_run_report, write_sweep_report
 
     write_run_report(out)

@@ -273,3 +273,36 @@ def faults_command(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
     emit(report, json_output, render_table)
+
+
+@app.command("scale")
+def scale_command(
+    workers: str = typer.Option("1,2,4", help="Comma-separated worker counts; the first is efficiency's baseline."),
+    questions: int = typer.Option(128, min=1, help="Questions in the batch (the same for every worker count)."),
+    latency_ms: float = typer.Option(500.0, min=0.001, help="Latency of every fake-agent call, ms."),
+    concurrency: int = typer.Option(8, min=1, help="Questions in flight per worker."),
+    nodes: int = typer.Option(2, min=1, help="Nodes of the local Ray cluster started for the benchmark."),
+    address: str = typer.Option("", help="Use this running Ray cluster instead of starting one."),
+    seed: int = typer.Option(0, help="Seed of selection tie-breaks."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """Items per second of `reso eval --backend ray` with 1, 2 and 4 workers on a local two-node Ray cluster,
+    and efficiency = throughput / (workers × one worker's throughput)."""
+    from reso.evals.bench.scale import render_table, run_bench
+
+    try:
+        counts = [int(part) for part in workers.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"--workers must be comma-separated integers, got {workers!r}") from None
+    if not counts or min(counts) < 1:
+        raise typer.BadParameter("--workers needs at least one positive worker count")
+    try:
+        report = run_bench(workers=counts, questions=questions, latency_ms=latency_ms, concurrency=concurrency,
+                           nodes=nodes, seed=seed, address=address or None)
+    except ImportError:
+        typer.echo("error: reso bench scale needs Ray: pip install 'reso-langgraph[ray]'", err=True)
+        raise typer.Exit(2) from None
+    except RuntimeError as error:  # a node that did not start
+        typer.echo(f"error: {str(error).splitlines()[0]}", err=True)
+        raise typer.Exit(1) from None
+    emit(report, json_output, render_table)
