@@ -60,12 +60,14 @@ MAX_RESTARTS = 4
 @dataclass
 class WorkerRun:
     """What one run's workers were: process ids at start and at the end (a restarted worker has a new one),
-    their nodes, and when they were all ready (`time.monotonic()` of the driver)."""
+    their nodes, when they were all ready (`time.monotonic()` of the driver), and what the run spent in
+    all (tokens, USD: the ledger's totals, cut questions included; None without a run budget)."""
 
     pids: list[int] = field(default_factory=list)
     final_pids: list[int] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     ready_at: float | None = None
+    spent: tuple[int, float] | None = None
 
     @property
     def restarted(self) -> int:
@@ -93,7 +95,9 @@ class RayBackend:
             import ray
         except ImportError:
             raise BackendSetupError("--backend ray needs Ray: pip install 'reso-langgraph[ray]'") from None
-        if ray.is_initialized():
+        if self.address is not None:
+            _check_reachable(self.address)
+        if ray.is_initialized():  # this process is connected already (the Python API, the benchmark)
             return self
         options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
         if self.address is None:
@@ -101,7 +105,6 @@ class RayBackend:
             options |= {"address": "local", "include_dashboard": False,
                         "num_cpus": max(os.cpu_count() or 1, math.ceil(self.workers * self.worker_cpus))}
         else:
-            _check_reachable(self.address)
             options["address"] = self.address
         try:
             ray.init(**options)
@@ -150,6 +153,8 @@ class RaySolver:
         import ray
 
         try:
+            if self._ledger is not None:
+                self.run.spent = tuple(await self._ledger.totals.remote())
             where = [worker.actor.where.remote() for worker in self._workers]
             self.run.final_pids = [pid for pid, _ in await asyncio.wait_for(asyncio.gather(*where), timeout=30)]
         except Exception:  # noqa: BLE001 - a worker gone for good: there is nothing more to record

@@ -1,0 +1,166 @@
+"""The Ray backend on a two-node Ray cluster on this machine (two `ray start` nodes, started once for the module
+and stopped after) with a real PostgreSQL DADB: training with four workers learns every recorded call
+once, a worker killed mid-run loses no item, a second run into a folder being written is refused, and a
+run budget holds across workers.
+
+The workers' teams are `reso bench scale`'s fake agents of fixed latency (`LatencyTeam`), learning into the
+DADB the settings name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]')")
+
+from reso.agents.dadb_open import open_dadb
+from reso.evals.bench.eval import CALCULATOR, bench_problems
+from reso.evals.bench.scale import LatencyTeam, bench_settings
+from reso.evals.methods import parse_method
+from reso.evals.ray_backend import RayBackend
+from reso.evals.ray_cluster import start_local_cluster, wait_for_nodes
+from reso.evals.results import ResultsBusyError
+from reso.evals.runner import EvalConfig, run_eval
+
+pytestmark = pytest.mark.integration
+
+NODES = 2
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """The address of a two-node Ray cluster on this machine, this test process connected to it."""
+    local = start_local_cluster(NODES, cpus_per_node=2)
+    try:
+        ray.init(address=local.address, log_to_driver=False, logging_level=logging.WARNING)
+        wait_for_nodes(ray, NODES)
+        yield local.address
+    finally:
+        ray.shutdown()
+        local.stop()
+
+
+def _config(out: Path, settings: Any, team: Any, concurrency: int, **budget: Any) -> EvalConfig:
+    return EvalConfig(dataset="ray-test", method=parse_method("reso", team.pool), out=out, settings=settings,
+                      concurrency=concurrency, command=["pytest"], **budget)
+
+
+def _rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _recorded_updates(out: Path) -> int:
+    return sum(len(row["dadb_updates"]) for row in _rows(out))
+
+
+def test_training_with_four_workers_learns_every_recorded_call_once(cluster: str, postgres_url: str,
+                                                                    tmp_path: Path) -> None:
+    factory = LatencyTeam(latency_s=0.05)
+    settings = bench_settings(mode="train", db=postgres_url)
+    team = factory(settings)
+    problems = bench_problems(24)
+    with RayBackend(workers=4, team_factory=factory) as backend:
+        summary = asyncio.run(run_eval(_config(tmp_path, settings, team, 8), problems, team, backend=backend))
+    run = backend.runs[-1]
+    assert len(run.pids) == 4 and len(set(run.nodes)) == NODES  # four workers, spread over both nodes
+    assert summary["n"] == 24 and summary["failed_items"] == 0
+    with open_dadb(postgres_url) as dadb:
+        assert dadb.total_visits() == _recorded_updates(tmp_path) > 24
+        assert len(dadb.applied_keys()) == 24
+
+
+def test_a_worker_killed_mid_run_loses_no_item_and_learns_nothing_twice(cluster: str, postgres_url: str,
+                                                                        tmp_path: Path) -> None:
+    factory = LatencyTeam(latency_s=0.15)
+    settings = bench_settings(mode="train", db=postgres_url)
+    team = factory(settings)
+    problems = bench_problems(16)
+    killed: list[int] = []
+
+    with RayBackend(workers=2, team_factory=factory) as backend:
+        def kill_once(row: dict[str, Any]) -> None:
+            if not killed:  # after the first result, while both workers hold questions in flight
+                killed.append(backend.runs[-1].pids[0])
+                os.kill(killed[0], signal.SIGKILL)
+
+        summary = asyncio.run(run_eval(_config(tmp_path, settings, team, 4), problems, team, progress=kill_once,
+                                       backend=backend))
+    run = backend.runs[-1]
+    assert killed and run.restarted == 1 and run.final_pids[0] != killed[0]
+    ids = [row["id"] for row in _rows(tmp_path)]
+    assert sorted(ids) == sorted(p.id for p in problems)  # every item, each once
+    assert summary["n"] == 16 and summary["failed_items"] == 0
+    with open_dadb(postgres_url) as dadb:
+        assert dadb.total_visits() == _recorded_updates(tmp_path)
+        assert len(dadb.applied_keys()) == 16
+
+
+def test_a_second_run_into_a_folder_being_written_is_refused(cluster: str, tmp_path: Path) -> None:
+    factory = LatencyTeam(latency_s=0.1)
+    settings = bench_settings()
+    team = factory(settings)
+    problems = bench_problems(12)
+    first_row = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def first_run() -> None:
+        with RayBackend(workers=2, team_factory=factory) as backend:
+            outcome["summary"] = asyncio.run(run_eval(_config(tmp_path, settings, team, 4), problems, team,
+                                                      progress=lambda row: first_row.set(), backend=backend))
+
+    thread = threading.Thread(target=first_run)
+    thread.start()
+    try:
+        assert first_row.wait(timeout=120)
+        with RayBackend(workers=2, team_factory=factory) as backend, pytest.raises(ResultsBusyError):
+            asyncio.run(run_eval(_config(tmp_path, settings, team, 4), problems, team, backend=backend))
+    finally:
+        thread.join(timeout=120)
+    assert outcome["summary"]["n"] == 12
+    assert len(_rows(tmp_path)) == 12
+
+
+def test_a_run_budget_holds_across_workers(cluster: str, tmp_path: Path) -> None:
+    factory = LatencyTeam(latency_s=0.1)
+    settings = bench_settings(k=2)
+    team = factory(settings)
+    problems = bench_problems(40)
+    concurrency, budget = 4, 6000
+    with RayBackend(workers=2, team_factory=factory) as backend:
+        summary = asyncio.run(run_eval(_config(tmp_path, settings, team, concurrency, budget_tokens=budget),
+                                       problems, team, backend=backend))
+    rows = _rows(tmp_path)
+    per_call = max(sum(model.tokens) for agent_id, model in team.models.items() if agent_id != CALCULATOR)
+    assert summary["stopped"] is not None and "token budget" in summary["stopped"]
+    assert 0 < len(rows) < len(problems)
+    assert sum(row["usage"]["total_tokens"] for row in rows) <= budget
+    spent_tokens, _ = backend.runs[-1].spent
+    # Past the limit, only the calls already in flight when it was reached: at most k per question in flight.
+    assert spent_tokens <= budget + concurrency * settings.k * per_call
+
+
+def test_eval_refuses_an_address_where_no_cluster_answers_in_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from reso.evals.cli import app
+    from tests.integration_tests.conftest import _free_port
+
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text('{"id": "a", "question": "What is 2+2?", "answer": "4"}\n', encoding="utf-8")
+    address = f"127.0.0.1:{_free_port()}"  # free, so nothing listens there
+    result = CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--out", str(tmp_path / "run"), "--quiet",
+                                      "--embedder", "hash:64", "--backend", "ray", "--address", address])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"error: --address {address}: no Ray cluster answers there (Connection "
+                                     "refused); start one with `ray start --head`")
+    assert not (tmp_path / "run" / "results.jsonl").exists()
