@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, Optional
@@ -26,6 +27,10 @@ def demo_command(
     swap_split: Annotated[bool, typer.Option(
         help="Train on the test split and test on the training split: a draw with different test questions.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the tables as one JSON object last.")] = False,
+    backend: Annotated[str, typer.Option(help="local: this process | ray: Ray workers (see `reso eval`).")] = "local",
+    address: Annotated[Optional[str], typer.Option(
+        help="--backend ray: the Ray cluster to join; default: a local Ray instance.")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="--backend ray: workers per run.")] = 2,
 ) -> None:
     """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
     from rich.console import Console
@@ -36,17 +41,25 @@ def demo_command(
         _fail(f"--world must be one of {', '.join(WORLDS)}")
     if level not in ("easy", "medium", "hard"):
         _fail("--level must be easy, medium or hard")
+    if backend not in ("local", "ray") or (address is not None and backend != "ray"):
+        _fail("--backend must be local or ray (--address goes with ray)")
     if pool or prices:
         pool = _check_pool(pool or _world_pool(world), prices, out)
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit, swap_split=swap_split)
+    from reso.evals.backend import BackendError, BackendSetupError, open_backend
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     try:
-        by_benchmark = run_demo(config, log=lambda line: console.print(f"[dim]{line}[/dim]"))
-    except (ResultsBusyError, ResultsFormatError) as error:  # e.g. a run folder written with other settings
+        with open_backend(backend, address=address, workers=workers) as runner:
+            by_benchmark = run_demo(dataclasses.replace(config, backend=runner),
+                                    log=lambda line: console.print(f"[dim]{line}[/dim]"))
+    except (ResultsBusyError, ResultsFormatError, BackendSetupError) as error:  # e.g. a folder of other settings
         _fail(str(error))
+    except BackendError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
     tables = {stem: comparison_rows(out / stem, summaries) for stem, summaries in by_benchmark.items()}
     path = write_comparison(out, tables)
     if json_output:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reso.evals.backend import Backend
 from reso.evals.datasets import load_dataset
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
 from reso.evals.report import write_run_report, write_sweep_report
@@ -96,6 +97,8 @@ class DemoConfig:
     swap_split: bool = False
     """Train on the test split's composites and test on the training split's: a second draw whose test
     questions are all different from the first's."""
+    backend: Backend | None = None
+    """Where the questions are answered (`reso.evals.backend`); None: in this process."""
 
 
 def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
@@ -147,7 +150,7 @@ def _run(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings:
     concurrency = config.training_concurrency if settings.mode == "train" else config.concurrency
     eval_config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=run_dir,
                              settings=settings, concurrency=concurrency)
-    summary = asyncio.run(run_eval(eval_config, problems, team))
+    summary = asyncio.run(run_eval(eval_config, problems, team, backend=config.backend))
     write_run_report(run_dir)
     return {**summary, "run": run_dir.name}
 
