@@ -22,6 +22,7 @@ from langgraph.types import interrupt
 from reso.graphs.compile import compile_dag
 from reso.graphs.context import RunContext
 from reso.graphs.dag import PlanError, TaskDAG
+from reso.graphs.mermaid import dag_mermaid
 from reso.graphs.records import Usage, step_records
 from reso.graphs.run import DagRun
 from reso.graphs.state import InputState, OutputState, ReSoState
@@ -42,7 +43,8 @@ def state_dag(state: ReSoState) -> TaskDAG:
 
 
 def _planned(dag: TaskDAG, notes: list[str], started: float | None = None) -> dict[str, Any]:
-    update: dict[str, Any] = {"dag": dag, "plan": dag.to_steps(), "notes": notes}
+    update: dict[str, Any] = {"dag": dag, "plan": dag.to_steps(), "plan_mermaid": dag_mermaid(dag),
+                              "notes": notes}
     return update if started is None else {**update, "started_at": started}
 
 
@@ -81,10 +83,12 @@ async def execute(state: ReSoState, runtime: Runtime[RunContext]) -> dict[str, A
     budget = run.question_budget()
     dag_run = DagRun(run, dag, budget=budget, references=state.get("references") or {},
                      write=runtime.stream_writer, done=step_records(state.get("steps")))
-    # This node's config makes the task-DAG graph its child run (callbacks, streaming, checkpoint namespace).
+    # This node's config makes the task-DAG graph its subgraph: its nodes (step_<id>) stream under the
+    # namespace "execute:<task id>" and it checkpoints there, through the parent's checkpointer.
     steps = await dag_run.execute(compile_dag(dag), get_config())
     notes = [f"budget exceeded: {budget.exceeded}"] if budget.exceeded else []
-    return {"steps": steps, "notes": notes, "budget_exceeded": budget.exceeded is not None}
+    return {"steps": steps, "plan_mermaid": dag_mermaid(dag, steps), "notes": notes,
+            "budget_exceeded": budget.exceeded is not None}
 
 
 async def answer(state: ReSoState) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The state of the top-level ReSo graph (plan → execute → answer), with its input and output views.
 
 The plan is kept twice, for two readers: `dag`, the validated `TaskDAG` every node works on, and `plan`,
-its steps as JSON for callers and Studio. Subtask records stay `StepRecord`s.
+its steps as JSON for callers and Studio; `plan_mermaid` draws it (`reso.graphs.mermaid`), with each
+subtask's outcome once it has run. Subtask records stay `StepRecord`s.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class OutputState(TypedDict, total=False):
     answer_text: str
     status: str
     plan: list[dict[str, Any]]
+    plan_mermaid: str
     steps: dict[str, StepRecord]
     usage: dict[str, Any]
     latency_s: float
