@@ -28,7 +28,7 @@ from reso.evals.bench.eval import CALCULATOR, bench_problems
 from reso.evals.bench.scale import LatencyTeam, bench_settings
 from reso.evals.methods import parse_method
 from reso.evals.ray_backend import RayBackend
-from reso.evals.ray_cluster import start_local_cluster, wait_for_nodes
+from reso.evals.ray_cluster import LocalCluster, start_local_cluster, wait_for_nodes
 from reso.evals.results import ResultsBusyError
 from reso.evals.runner import EvalConfig, run_eval
 
@@ -38,13 +38,13 @@ NODES = 2
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """The address of a two-node Ray cluster on this machine, this test process connected to it."""
+def cluster() -> Iterator[LocalCluster]:
+    """A two-node Ray cluster on this machine, this test process connected to it."""
     local = start_local_cluster(NODES, cpus_per_node=2)
     try:
         ray.init(address=local.address, log_to_driver=False, logging_level=logging.WARNING)
         wait_for_nodes(ray, NODES)
-        yield local.address
+        yield local
     finally:
         ray.shutdown()
         local.stop()
@@ -63,8 +63,12 @@ def _recorded_updates(out: Path) -> int:
     return sum(len(row["dadb_updates"]) for row in _rows(out))
 
 
-def test_training_with_four_workers_learns_every_recorded_call_once(cluster: str, postgres_url: str,
+def test_training_with_four_workers_learns_every_recorded_call_once(cluster: LocalCluster, postgres_server: Any,
                                                                     tmp_path: Path) -> None:
+    """Also: the DADB URL's password, which every worker needs, is in no file the run or Ray wrote."""
+    role, password = "reso_ray", "pw-canary-ray-5d4c3b2a"
+    postgres_server.admin(f"DROP ROLE IF EXISTS {role}", f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+    postgres_url = postgres_server.url(postgres_server.create_database(owner=role), user=role, password=password)
     factory = LatencyTeam(latency_s=0.05)
     settings = bench_settings(mode="train", db=postgres_url)
     team = factory(settings)
@@ -77,9 +81,12 @@ def test_training_with_four_workers_learns_every_recorded_call_once(cluster: str
     with open_dadb(postgres_url) as dadb:
         assert dadb.total_visits() == _recorded_updates(tmp_path) > 24
         assert len(dadb.applied_keys()) == 24
+    written = [path for root in (tmp_path, cluster.root) for path in root.rglob("*") if path.is_file()]
+    assert any("worker" in path.name for path in written)  # Ray's logs of the workers are among them
+    assert not [path for path in written if password.encode() in path.read_bytes()]
 
 
-def test_a_worker_killed_mid_run_loses_no_item_and_learns_nothing_twice(cluster: str, postgres_url: str,
+def test_a_worker_killed_mid_run_loses_no_item_and_learns_nothing_twice(cluster: LocalCluster, postgres_url: str,
                                                                         tmp_path: Path) -> None:
     factory = LatencyTeam(latency_s=0.15)
     settings = bench_settings(mode="train", db=postgres_url)
@@ -105,7 +112,7 @@ def test_a_worker_killed_mid_run_loses_no_item_and_learns_nothing_twice(cluster:
         assert len(dadb.applied_keys()) == 16
 
 
-def test_a_second_run_into_a_folder_being_written_is_refused(cluster: str, tmp_path: Path) -> None:
+def test_a_second_run_into_a_folder_being_written_is_refused(cluster: LocalCluster, tmp_path: Path) -> None:
     factory = LatencyTeam(latency_s=0.1)
     settings = bench_settings()
     team = factory(settings)
@@ -130,7 +137,7 @@ def test_a_second_run_into_a_folder_being_written_is_refused(cluster: str, tmp_p
     assert len(_rows(tmp_path)) == 12
 
 
-def test_a_run_budget_holds_across_workers(cluster: str, tmp_path: Path) -> None:
+def test_a_run_budget_holds_across_workers(cluster: LocalCluster, tmp_path: Path) -> None:
     factory = LatencyTeam(latency_s=0.1)
     settings = bench_settings(k=2)
     team = factory(settings)
