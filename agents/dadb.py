@@ -41,6 +41,7 @@ from reso.agents.dadb_base import (
     Mode,
     Update,
     check_domain,
+    stats_from_row,
     stats_rows,
     update_rows,
     visits_of,
@@ -188,7 +189,7 @@ class DADB(AgentDatabase):
                 rows = self._conn.execute(f"{query} AND agent_id IN ({marks})", (label, *agent_ids)).fetchall()
             else:
                 rows = self._conn.execute(query, (label,)).fetchall()
-        found = {row[0]: AgentStats(*row, domain=domain) for row in rows}
+        found = {row[0]: stats_from_row(row[0], row[1:], domain) for row in rows}
         if agent_ids is None:
             return found
         return {agent_id: found.get(agent_id) or AgentStats(agent_id, domain=domain) for agent_id in agent_ids}
@@ -209,7 +210,7 @@ class DADB(AgentDatabase):
             rows = self._conn.execute(
                 f"SELECT agent_id, domain, {', '.join(FIELDS)} FROM agent_stats ORDER BY domain, agent_id"
             ).fetchall()
-        return [AgentStats(row[0], *row[2:], domain=row[1] or None) for row in rows]
+        return [stats_from_row(row[0], row[2:], row[1] or None) for row in rows]
 
     # -- export / import ----------------------------------------------------------------------------
     def load_stats(self, stats: Iterable[AgentStats], *, replace: bool = True) -> int:

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from reso.agents.agent_stats import AgentStats
 
@@ -76,6 +76,11 @@ def update_rows(updates: Iterable[Update]) -> list[Row]:
 def visits_of(rows: Sequence[Row]) -> int:
     """Visits a list of upsert rows adds (each visit has exactly one global row)."""
     return sum(1 for row in rows if row[1] == GLOBAL)
+
+
+def stats_from_row(agent_id: str, values: Sequence[Any], domain: str | None) -> AgentStats:
+    """The statistics stored as `values` (in FIELDS order), each passed by name so none can reach `domain`."""
+    return AgentStats(agent_id, domain=domain, **dict(zip(FIELDS, values, strict=True)))
 
 
 def stats_rows(stats: Iterable[AgentStats]) -> list[tuple[str, str, int, float, float, float, int, float]]:

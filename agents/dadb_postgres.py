@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -34,6 +34,7 @@ from reso.agents.dadb_base import (
     Row,
     Update,
     check_domain,
+    stats_from_row,
     stats_rows,
     update_rows,
     visits_of,
@@ -86,6 +87,14 @@ ON CONFLICT (agent_id, domain) DO UPDATE SET {", ".join(f"{name} = excluded.{nam
 """
 # Byte order, as SQLite sorts: the database's own collation may be a locale's.
 _ORDER = 'ORDER BY domain COLLATE "C", agent_id COLLATE "C"'
+
+
+def _scalar(cursor: psycopg.Cursor[Any]) -> Any:
+    """The single value of a query that always returns one row (an aggregate, a sequence's state)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise psycopg.DataError("the query returned no row")
+    return row[0]
 
 
 class PostgresDADB(AgentDatabase):
@@ -151,7 +160,7 @@ class PostgresDADB(AgentDatabase):
                     raise self._error("cannot use as a DADB", error) from None
 
     def _create_schema(self, connection: psycopg.Connection) -> None:
-        if not connection.execute(_HAS_SCHEMA).fetchone()[0]:
+        if not _scalar(connection.execute(_HAS_SCHEMA)):
             connection.execute(_SCHEMA_LOCK)
             for statement in _SCHEMA:
                 connection.execute(statement)
@@ -173,7 +182,7 @@ class PostgresDADB(AgentDatabase):
         def read(connection: psycopg.Connection) -> int:
             # A fresh sequence shows last_value 1 before its first nextval: count that as 0.
             query = "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM dadb_version"
-            return int(connection.execute(query).fetchone()[0])
+            return int(_scalar(connection.execute(query)))
 
         with self._lock:
             return self._writes, self._run(read, idempotent=True) - self._own_bumps
@@ -181,7 +190,8 @@ class PostgresDADB(AgentDatabase):
     # -- writes -------------------------------------------------------------------------------------
     def _upsert(self, connection: psycopg.Connection, rows: Sequence[Row]) -> None:
         with connection.cursor() as cursor:
-            cursor.executemany(_UPSERT, sorted(rows, key=lambda row: (row[0], row[1])))
+            ordered: list[Row] = sorted(rows, key=lambda row: (row[0], row[1]))
+            cursor.executemany(_UPSERT, ordered)
 
     def record_many(self, updates: Iterable[Update]) -> int:
         rows = update_rows(updates)
@@ -229,17 +239,15 @@ class PostgresDADB(AgentDatabase):
         else:
             rows = self._run(lambda connection: connection.execute(
                 f"{query} AND agent_id = ANY(%s)", (label, list(agent_ids))).fetchall(), idempotent=True)
-        found = {row[0]: AgentStats(*row, domain=domain) for row in rows}
+        found = {row[0]: stats_from_row(row[0], row[1:], domain) for row in rows}
         if agent_ids is None:
             return found
         return {agent_id: found.get(agent_id) or AgentStats(agent_id, domain=domain) for agent_id in agent_ids}
 
     def total_visits(self, domain: str | None = None) -> int:
         label = check_domain(domain)
-        row = self._run(lambda connection: connection.execute(
-            "SELECT COALESCE(SUM(visits), 0) FROM agent_stats WHERE domain = %s", (label,)).fetchone(),
-            idempotent=True)
-        return int(row[0])
+        return int(self._run(lambda connection: _scalar(connection.execute(
+            "SELECT COALESCE(SUM(visits), 0) FROM agent_stats WHERE domain = %s", (label,))), idempotent=True))
 
     def domains(self) -> list[str]:
         rows = self._run(lambda connection: connection.execute(
@@ -250,7 +258,7 @@ class PostgresDADB(AgentDatabase):
     def all_stats(self) -> list[AgentStats]:
         rows = self._run(lambda connection: connection.execute(
             f"SELECT {_COLUMNS} FROM agent_stats {_ORDER}").fetchall(), idempotent=True)
-        return [AgentStats(row[0], *row[2:], domain=row[1] or None) for row in rows]
+        return [stats_from_row(row[0], row[2:], row[1] or None) for row in rows]
 
     # -- export / import ----------------------------------------------------------------------------
     def load_stats(self, stats: Iterable[AgentStats], *, replace: bool = True) -> int:

@@ -36,8 +36,11 @@ _OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, 
 class Embedder(Protocol):
     """Anything that turns texts into L2-normalised float32 rows."""
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 

@@ -92,10 +92,18 @@ def fault_counts(config: FaultConfig, calls: int, stream: str = "") -> Counter[s
     return Counter(kind for i in range(calls) if (kind := fault_for(config, i, stream)) is not None)
 
 
+def _request() -> Any:
+    # Any: openai 2 types its errors' requests as `httpx.Request`, openai 3 as `httpx2.Request`; both
+    # only read the request's attributes, which httpx's has.
+    import httpx
+
+    return httpx.Request("POST", _FAKE_URL)
+
+
 def _response(status: int, headers: dict[str, str] | None = None) -> Any:
     import httpx
 
-    return httpx.Response(status, headers=headers or {}, request=httpx.Request("POST", _FAKE_URL))
+    return httpx.Response(status, headers=headers or {}, request=_request())
 
 
 def rate_limit_error(retry_after_s: float | None) -> Exception:
@@ -116,10 +124,9 @@ def server_error() -> Exception:
 
 def timeout_error() -> Exception:
     """An `openai.APITimeoutError`, what the OpenAI client raises when a read times out."""
-    import httpx
     import openai
 
-    return openai.APITimeoutError(request=httpx.Request("POST", _FAKE_URL))
+    return openai.APITimeoutError(request=_request())
 
 
 def _garbage(seed: int, index: int) -> str:

@@ -78,6 +78,7 @@ class ProfileIndex:
         if len(set(agent_ids)) != len(agent_ids):
             raise ValueError("agent ids must be unique")
         dim = matrix.shape[1]
+        index: faiss.Index
         if len(agent_ids) > hnsw_threshold:
             index = faiss.IndexHNSWFlat(dim, HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
@@ -111,7 +112,8 @@ class ProfileIndex:
             import faiss
 
             # Per-call parameters instead of mutating the shared index, so concurrent searches are safe.
-            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 2 * m))
+            # faiss's own stubs (1.15) omit this class, which the library has.
+            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 2 * m))  # type: ignore[attr-defined]
             return self.faiss_index.search(matrix, m, params=params)
         return self.faiss_index.search(matrix, m)
 

@@ -125,7 +125,7 @@ def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
     if model.provider == "openai":
         token_cap_to_request(model, params)
     try:
-        return init_chat_model(model.spec, **params)  # type: ignore[return-value]
+        return init_chat_model(model.spec, **params)
     except ImportError as error:
         raise ModelLoadError(f"{model.spec}: the provider's LangChain package is not installed ({error})") from None
 

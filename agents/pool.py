@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -100,7 +100,13 @@ class Pool(Sequence[Agent]):
         self.name = name
         self.source = source
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Agent: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Agent]: ...
+
+    def __getitem__(self, index: int | slice) -> Agent | list[Agent]:
         return self._agents[index]
 
     def __len__(self) -> int:

@@ -45,7 +45,7 @@ def constant_text(value: Fraction) -> str:
     """How a computed constant is written into the question: an integer when within
     `INTEGER_TOLERANCE` of one, else its plain decimal text (exact when the decimal terminates)."""
     nearest = round(value)
-    if abs(value - nearest) <= INTEGER_TOLERANCE * max(1, abs(value)):
+    if abs(value - nearest) <= INTEGER_TOLERANCE * max(Fraction(1), abs(value)):
         return str(nearest)
     with localcontext() as context:
         context.prec = 40

@@ -197,10 +197,10 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
         retry=retry_if_exception(is_transient if slots is None else _transient_but_no_timeout),
         before_sleep=count,
         reraise=True,
-        **({"sleep": policy.sleep} if policy.sleep is not None else {}),
+        sleep=policy.sleep if policy.sleep is not None else asyncio.sleep,
     )
     try:
-        result = await retrying(attempt if slots is None else _holding(slots, attempt))
+        result: T = await retrying(attempt if slots is None else _holding(slots, attempt))
     except asyncio.CancelledError:
         raise
     except Exception as error:
