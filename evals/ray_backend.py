@@ -142,6 +142,7 @@ class RaySolver:
         self._ledger: Any = None
         self._limits: Any = None
         self._started = False
+        self._failure: BackendSetupError | None = None
         self._lock = asyncio.Lock()
 
     async def __aenter__(self) -> RaySolver:
@@ -172,11 +173,18 @@ class RaySolver:
 
     async def _start(self) -> None:
         async with self._lock:
+            if self._failure is not None:  # every question waiting for the start gets its error
+                raise self._failure
             if self._started:
                 return
             import ray
 
-            self._check_dadb(ray)
+            try:
+                self._check_dadb(ray)
+            except BackendSetupError as error:
+                self._failure = error
+                raise
+            self._started = True
             budget = self.context.budget
             if budget is not None and any(limit is not None for limit in (
                     self.config.budget_tokens, self.config.budget_usd, self.config.budget_seconds)):
@@ -191,11 +199,11 @@ class RaySolver:
                 max_task_retries=MAX_RESTARTS, scheduling_strategy="SPREAD")
             spec = self._spec()
             self._workers = [_Worker(worker_class.remote(spec)) for _ in range(self.backend.workers)]
-            self._started = True
             try:
                 where = await asyncio.gather(*(worker.actor.where.remote() for worker in self._workers))
             except ray.exceptions.RayError as error:
-                raise BackendSetupError(f"a Ray worker could not start: {_cause_line(error)}") from None
+                self._failure = BackendSetupError(f"a Ray worker could not start: {_cause_line(error)}")
+                raise self._failure from None
             self.run.pids, self.run.nodes = [pid for pid, _ in where], [node for _, node in where]
             self.run.ready_at = time.monotonic()
             self.backend.runs.append(self.run)
@@ -205,8 +213,8 @@ class RaySolver:
         settings = self.context.settings
         if not settings.db:
             if settings.mode == "train":
-                raise BackendSetupError("training on Ray workers needs a DADB they share: --db FILE on one machine, "
-                                   "or --db postgresql://… on a cluster")
+                raise BackendSetupError("training on Ray workers needs a DADB they share: --db FILE on one "
+                                        "machine, or --db postgresql://… on a cluster")
             return
         if is_postgres_url(settings.db):
             return
