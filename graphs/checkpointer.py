@@ -66,11 +66,13 @@ async def open_checkpointer(location: CheckpointLocation, *, serde: Any = None) 
     async with contextlib.AsyncExitStack() as stack:
         try:
             saver = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(location, serde=serde))
-            await saver.conn.execute(_SETUP_LOCK)
+            session = saver.conn  # from_conn_string opens one connection, never a pool: the lock is per session
+            assert isinstance(session, psycopg.AsyncConnection)
+            await session.execute(_SETUP_LOCK)
             try:
                 await saver.setup()
             finally:
-                await saver.conn.execute(_SETUP_UNLOCK)
+                await session.execute(_SETUP_UNLOCK)
         except psycopg.Error as error:
             first = (str(error).strip().splitlines() or [type(error).__name__])[0]
             raise CheckpointError(f"{redact_url(location)}: cannot open the checkpoint database: "

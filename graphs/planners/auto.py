@@ -88,7 +88,7 @@ class AutoPlanner:
 
 
 def make_planner(
-    name: PlannerName = "auto",
+    name: str = "auto",
     model: BaseChatModel | None = None,
     *,
     items: Iterable[Mapping[str, Any]] | None = None,

@@ -23,6 +23,14 @@ class Planner(Protocol):
         """The plan for `question`, without blocking the event loop."""
         ...
 
+    def plan_with_report(self, question: str) -> PlanResult:
+        """The plan for `question` and how it came about."""
+        ...
+
+    async def aplan_with_report(self, question: str) -> PlanResult:
+        """`plan_with_report` without blocking the event loop."""
+        ...
+
 
 @dataclass(slots=True)
 class PlanResult:
