@@ -98,10 +98,11 @@ async def call_agent(
     run_config = {"metadata": {"agent_id": agent.id}, **(config or {})}
 
     async def attempt() -> Any:
-        call = model.ainvoke(messages, config=run_config)  # type: ignore[arg-type]
+        # `asyncio.timeout`, not `wait_for`: the call runs in this task rather than in a new one per attempt.
         try:
-            return await (asyncio.wait_for(call, timeout_s) if timeout_s is not None else call)
-        except asyncio.TimeoutError as error:
+            async with asyncio.timeout(timeout_s):
+                return await model.ainvoke(messages, config=run_config)  # type: ignore[arg-type]
+        except TimeoutError as error:
             if str(error) or timeout_s is None:
                 raise
             raise TimeoutError(f"no answer within {timeout_s:g} s") from None

@@ -185,6 +185,19 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
         RetryFailed: The last error, with the retries made, when every attempt failed or the error was
             not transient (`.error` is the original exception, also chained as `__cause__`).
     """
+    call = attempt if slots is None else _holding(slots, attempt)
+    retryable = is_transient if slots is None else _transient_but_no_timeout
+    # The first attempt is made outside tenacity: nearly every call succeeds at once, and tenacity's
+    # per-call state machine costs more CPU than a fast model's whole answer. A failure becomes the outcome
+    # of tenacity's own first attempt (`_replaying`), so every wait, stop and count after it is tenacity's.
+    try:
+        return await call(), 0
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:
+        first = error
+    if policy.attempts == 1 or not retryable(first):
+        raise RetryFailed(first, 0) from first
     retries = 0
 
     def count(_: RetryCallState) -> None:
@@ -194,18 +207,29 @@ async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPo
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.attempts) | _StopOnLongRetryAfter(policy.max_retry_after_s),
         wait=_WaitRetryAfter(policy),
-        retry=retry_if_exception(is_transient if slots is None else _transient_but_no_timeout),
+        retry=retry_if_exception(retryable),
         before_sleep=count,
         reraise=True,
         sleep=policy.sleep if policy.sleep is not None else asyncio.sleep,
     )
     try:
-        result: T = await retrying(attempt if slots is None else _holding(slots, attempt))
+        result: T = await retrying(_replaying(first, call))
     except asyncio.CancelledError:
         raise
     except Exception as error:
         raise RetryFailed(error, retries) from error
     return result, retries
+
+
+def _replaying(first: Exception, attempt: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
+    """`attempt`, except that its first call fails with `first` (the attempt already made) without calling."""
+    pending = [first]
+
+    async def replayed() -> T:
+        if pending:
+            raise pending.pop()
+        return await attempt()
+    return replayed
 
 
 def _holding(slots: EndpointSlots, attempt: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
