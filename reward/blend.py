@@ -70,7 +70,7 @@ class BlendScorer(Scorer):
     async def ascore_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
         """Async scoring: members with `ascore_detailed` run natively, the others in threads, together."""
         calls = [
-            scorer.ascore_detailed(items)  # type: ignore[attr-defined]
+            scorer.ascore_detailed(items)
             if hasattr(scorer, "ascore_detailed")
             else asyncio.to_thread(scorer.score_detailed, items)
             for _, scorer, _ in self.members
@@ -108,6 +108,7 @@ def read_blend_config(source: str | Path | Mapping[str, Any]) -> list[BlendEntry
     Raises:
         ScorerConfigError: Missing file, bad YAML, or a bad field; the message names file, entry and field.
     """
+    lines: dict[int, int]
     if isinstance(source, Mapping):
         label, data, lines = "<blend config>", source, {}
     else:

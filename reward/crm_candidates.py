@@ -41,7 +41,7 @@ def _vote(records: Sequence[LabelledRecord], slate: Sequence[int], rng: random.R
     if not counts:
         return rng.choice(list(slate))
     top = max(counts.values())
-    return rng.choice([i for i in slate if keys[i] is not None and counts[keys[i]] == top])
+    return rng.choice([i for i in slate if (key := keys[i]) is not None and counts[key] == top])
 
 
 def _fixed(records: Sequence[LabelledRecord], slate: Sequence[int], record_of: Mapping[str, float],

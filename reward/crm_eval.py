@@ -131,8 +131,8 @@ def weighted_auc(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray) ->
     return float(np.sum(pos * (np.cumsum(neg) - neg + 0.5 * neg)) / denominator)
 
 
-def bootstrap_intervals(records: Sequence[LabelledRecord], scores: Sequence[float], resamples: int = 200,
-                        seed: int = 0, level: float = 0.95) -> dict[str, list[float] | None]:
+def bootstrap_intervals(records: Sequence[LabelledRecord], scores: Sequence[float] | np.ndarray,
+                        resamples: int = 200, seed: int = 0, level: float = 0.95) -> dict[str, list[float] | None]:
     """Percentile intervals of the pooled AUC, the within-model AUC mean and the Brier score, resampling
     whole questions with replacement (written out because scipy's bootstrap resamples single rows).
 
@@ -184,8 +184,8 @@ def selection_summary(records: Sequence[LabelledRecord], scores: np.ndarray) -> 
         chosen_right += records[best].label
         oracle_right += max(records[i].label for i in members)
         for i in members:
-            if records[i].model is not None:
-                fixed.setdefault(records[i].model, []).append(records[i].label)
+            if (model := records[i].model) is not None:
+                fixed.setdefault(model, []).append(records[i].label)
     n = len(by_question)
     always = {model: sum(values) / len(values) for model, values in sorted(fixed.items())}
     summary: dict[str, Any] = {
@@ -201,7 +201,7 @@ def selection_summary(records: Sequence[LabelledRecord], scores: np.ndarray) -> 
     return summary
 
 
-def evaluate_scores(records: Sequence[LabelledRecord], scores: Sequence[float],
+def evaluate_scores(records: Sequence[LabelledRecord], scores: Sequence[float] | np.ndarray,
                     first_errors: Sequence[int] | None = None) -> dict[str, Any]:
     """All figures for one set of scores.
 

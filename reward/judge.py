@@ -29,7 +29,7 @@ from reso.reward.base import Score, ScoreItem, Scorer, failed_score
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
-    from langchain_core.runnables import Runnable
+    from langchain_core.runnables import Runnable, RunnableConfig
 
 JudgeMode = Literal["auto", "logprobs", "structured", "text"]
 NEUTRAL = 0.5
@@ -133,7 +133,7 @@ class JudgeScorer(Scorer):
         asked = [i for i, item in enumerate(items) if isinstance(item.answer, str) and item.answer.strip()]
         return asked, [self.messages(items[i]) for i in asked], scores
 
-    def _config(self) -> dict[str, Any]:
+    def _config(self) -> RunnableConfig:
         return {"max_concurrency": self.max_concurrency, "run_name": "reso-judge"}
 
 

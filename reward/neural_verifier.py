@@ -82,7 +82,8 @@ class NeuralVerifier:
         cfg = self.config
         bert = BertConfig(vocab_size=self.tokenizer.vocab_size, hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
                           num_attention_heads=cfg.heads, intermediate_size=2 * cfg.hidden,
-                          max_position_embeddings=cfg.max_length, num_labels=1)
+                          max_position_embeddings=cfg.max_length)
+        bert.num_labels = 1  # a property of every config, not a field of BertConfig's own
         return BertForSequenceClassification(bert)
 
     def encode(self, questions: Sequence[str], answers: Sequence[str]) -> list[list[int]]:
@@ -120,8 +121,9 @@ class NeuralVerifier:
         chosen = np.arange(len(labels))
         if cfg.max_train is not None and len(chosen) > cfg.max_train:
             chosen = np.sort(rng.choice(chosen, cfg.max_train, replace=False))
-        rows = self.encode([questions[i] for i in chosen], [answers[i] for i in chosen])
-        targets = torch.tensor([float(labels[i]) for i in chosen])
+        picked: list[int] = chosen.tolist()
+        rows = self.encode([questions[i] for i in picked], [answers[i] for i in picked])
+        targets = torch.tensor([float(labels[i]) for i in picked])
         previous = torch.get_num_threads()
         torch.set_num_threads(cfg.threads)
         try:

@@ -19,7 +19,7 @@ import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from reso.reward.answers import extract_answer
 from reso.reward.base import Score, ScoreItem, Scorer, StepScoring, failed_score
@@ -66,7 +66,9 @@ def render_prm_input(tokenizer: PreTrainedTokenizerBase, *, subtask: str, answer
         messages = [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
         if system_prompt:
             messages.insert(0, {"role": "system", "content": system_prompt})
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False), True
+        # cast: with tokenize=False the template returns the text, which the library's return type omits.
+        text = cast(str, tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False))
+        return text, True
     parts = [system_prompt, user, assistant] if system_prompt else [user, assistant]
     return "\n\n".join(parts), False
 
@@ -155,14 +157,14 @@ class ProcessRewardScorer(Scorer, StepScoring):
                    max_length: int = 4096, padding_side: str | None = None,
                    system_prompt: str | None = DEFAULT_SYSTEM_PROMPT) -> ProcessRewardScorer:
         """A scorer over a model already in memory (benchmarks, freshly trained models)."""
-        from reso.reward.prm_loading import check_head, resolve_dtype, separator_id
+        from reso.reward.prm_loading import check_head, moved, resolve_dtype, separator_id
 
         torch_device = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, torch_device)
         check_head(model, name)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
-        loaded = LoadedPRM(model=model.to(device=torch_device, dtype=torch_dtype).eval(), tokenizer=tokenizer,
+        loaded = LoadedPRM(model=moved(model, device=torch_device, dtype=torch_dtype).eval(), tokenizer=tokenizer,
                            separator_id=separator_id(tokenizer, name), device=torch_device,
                            dtype=torch_dtype, layout="in-memory")
         scorer = cls.__new__(cls)

@@ -101,11 +101,19 @@ def separator_id(tokenizer: PreTrainedTokenizerBase, checkpoint: str | Path,
     """The separator's token id; `PRMLoadError` when the tokenizer does not encode it as one token."""
     token_id = tokenizer.convert_tokens_to_ids(separator)
     encoded = tokenizer.encode(separator, add_special_tokens=False)
-    if token_id is None or token_id == tokenizer.unk_token_id or encoded != [token_id]:
+    if not isinstance(token_id, int) or token_id == tokenizer.unk_token_id or encoded != [token_id]:
         raise PRMLoadError(
             f"{checkpoint}: the tokenizer has no step-separator token {separator!r} (it encodes to "
             f"{encoded}); a Qwen2.5-Math-PRM checkpoint marks step ends with it")
     return int(token_id)
+
+
+def moved(model: PreTrainedModel, *, device: torch.device | None = None,
+          dtype: torch.dtype | None = None) -> PreTrainedModel:
+    """`model` moved to `device` and cast to `dtype` (either may be None: unchanged); the same object."""
+    # transformers declares `.to` through functools.wraps, which typeshed types as a plain callable rather
+    # than a method, so mypy misses the bound `self`; the call is transformers' documented one.
+    return model.to(device=device, dtype=dtype)  # type: ignore[call-arg]
 
 
 def head_classes(model: PreTrainedModel) -> tuple[str, int]:
@@ -174,7 +182,7 @@ def load_prm(checkpoint: str | Path, *, device: str | None = None, dtype: Any = 
         model, tokenizer = _load_full(checkpoint, layout, torch_dtype, trust_remote_code)
     sep_id = separator_id(tokenizer, checkpoint)
     model.config.pad_token_id = tokenizer.pad_token_id
-    model.to(device=torch_device, dtype=torch_dtype).eval()
+    model = moved(model, device=torch_device, dtype=torch_dtype).eval()
     logger.info("loaded PRM %s (%s layout) on %s in %s", checkpoint, layout, torch_device, torch_dtype)
     return LoadedPRM(model=model, tokenizer=tokenizer, separator_id=sep_id, device=torch_device,
                      dtype=torch_dtype, layout=layout)

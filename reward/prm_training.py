@@ -16,17 +16,17 @@ import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from transformers import TrainerCallback
 
 from reso.reward.prm import DEFAULT_SYSTEM_PROMPT, encode_prm_input, head_logits, render_prm_input
-from reso.reward.prm_loading import load_prm
+from reso.reward.prm_loading import load_prm, moved
 from reso.reward.records import LabelledRecord
 
 if TYPE_CHECKING:
     import torch
-    from transformers import PreTrainedTokenizerBase
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
 
@@ -136,14 +136,14 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
     head = "score" if hasattr(model, "score") else "classifier"
     lora = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
                       target_modules=list(target_modules), modules_to_save=[head])
-    model = get_peft_model(model, lora)
+    adapted = get_peft_model(model, lora)
     if gradient_checkpointing:
-        model.enable_input_require_grads()
+        adapted.enable_input_require_grads()
 
     accumulation = max(1, math.ceil(effective_batch / per_device_batch))
     # transformers 5 renamed gradient_checkpointing; pass whichever this version knows, only when asked.
     argument_names = {field.name for field in dataclasses.fields(TrainingArguments)}
-    checkpointing = ({"activation_checkpointing" if "activation_checkpointing" in argument_names
+    checkpointing: dict[str, Any] = ({"activation_checkpointing" if "activation_checkpointing" in argument_names
                       else "gradient_checkpointing": True} if gradient_checkpointing else {})
     arguments = TrainingArguments(
         output_dir=str(out_dir / "trainer"),
@@ -164,7 +164,7 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
         dataloader_pin_memory=use_cuda,
         disable_tqdm=True,
     )
-    trainer = Trainer(model=model, args=arguments, train_dataset=dataset,
+    trainer = Trainer(model=adapted, args=arguments, train_dataset=dataset,
                       data_collator=DataCollatorForTokenClassification(tokenizer, label_pad_token_id=IGNORE_INDEX),
                       compute_loss_func=separator_loss)
     # The Trainer prints its logs to stdout, where CLI callers write their JSON; send them to logging.
@@ -178,13 +178,14 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
     except OSError:
         pass
     if merge:
-        merged = model.merge_and_unload()
+        # cast: peft types the merged model as a torch Module; it is the base model with the adapter folded in.
+        merged = cast("PreTrainedModel", adapted.merge_and_unload())
         merged.config.pad_token_id = tokenizer.pad_token_id
         if use_bf16:  # trained under bf16 autocast: store as the released checkpoints are, at half the size
-            merged = merged.to(torch.bfloat16)
+            merged = moved(merged, dtype=torch.bfloat16)
         merged.save_pretrained(out_dir)
     else:
-        model.save_pretrained(out_dir)
+        adapted.save_pretrained(str(out_dir))
     tokenizer.save_pretrained(out_dir)
     info = {
         "base": str(base),

@@ -149,6 +149,8 @@ def _paper_record(obj: dict[str, Any], path: Path, line: int) -> LabelledRecord:
         answer=answer,
         label=_parse_label(obj["label"], path, line, "label"),
         context=optional.pop("context") or "",
+        steps=None,
+        first_error_step=None,
         **optional,
     )
 

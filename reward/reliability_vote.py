@@ -70,12 +70,15 @@ class ReliabilityVoteScorer(GroupScorer):
     def score_group(self, group: list[ScoreItem]) -> list[Score]:
         values = [extract_answer(item.answer) if isinstance(item.answer, str) else None for item in group]
         clusters: list[list[int]] = []
+        heads: list[str] = []  # each cluster's first answer, the one later answers are matched against
         for i, value in enumerate(values):
             if value is None:
                 continue
-            home = next((c for c in clusters if answers_match(value, values[c[0]], rel_tol=self.rel_tol)), None)
+            home = next((c for c, head in zip(clusters, heads, strict=True)
+                         if answers_match(value, head, rel_tol=self.rel_tol)), None)
             if home is None:
                 clusters.append([i])
+                heads.append(value)
             else:
                 home.append(i)
         logits = [self._support([group[i] for i in c]) for c in clusters]

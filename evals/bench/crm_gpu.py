@@ -29,6 +29,7 @@ from reso.evals.bench.synthetic_prm import (
     synthetic_items,
 )
 from reso.reward.prm import ProcessRewardScorer
+from reso.reward.prm_loading import moved
 
 
 def run_gpu_bench(*, batch_size: int = 16, n: int = 128, repeats: int = 3, device: str = "cuda",
@@ -59,7 +60,7 @@ def run_gpu_bench(*, batch_size: int = 16, n: int = 128, repeats: int = 3, devic
     started = time.perf_counter()
     torch.manual_seed(seed)
     with torch.device(device):
-        model = Qwen2ForTokenClassification(config).to(dtype).eval()
+        model = moved(Qwen2ForTokenClassification(config), dtype=dtype).eval()
     build_s = time.perf_counter() - started
     scorer = ProcessRewardScorer.from_model(model, tokenizer, name="prm:random-qwen2-0.5b", device=device,
                                             dtype=dtype, batch_size=batch_size)
