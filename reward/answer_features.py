@@ -221,7 +221,9 @@ def read_solution(question: str, answer: str) -> Solution:
         "distinct_marked": float(min(len(marked), 5)),
         "truncated": float(open_json or (final is None and bool(stripped) and stripped[-1].isalnum())),
         "unbalanced": float(_unbalanced(body)),
-        "ends_with_final": float(bool(final and (final in tail or any(_close(value, v) for v in _numbers(tail))))),
+        "ends_with_final": float(
+            bool(final and (final in tail or any(_close(value, v) for v in _numbers(tail))))
+        ),
         "repeated_lines": _repeated_lines(body),
         "hedges": _per_kword(len(_HEDGES.findall(body)), words),
         "revisions": _per_kword(len(_REVISIONS.findall(body)), words),

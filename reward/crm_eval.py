@@ -131,8 +131,10 @@ def weighted_auc(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray) ->
     return float(np.sum(pos * (np.cumsum(neg) - neg + 0.5 * neg)) / denominator)
 
 
-def bootstrap_intervals(records: Sequence[LabelledRecord], scores: Sequence[float] | np.ndarray,
-                        resamples: int = 200, seed: int = 0, level: float = 0.95) -> dict[str, list[float] | None]:
+def bootstrap_intervals(
+    records: Sequence[LabelledRecord], scores: Sequence[float] | np.ndarray, resamples: int = 200,
+    seed: int = 0, level: float = 0.95,
+) -> dict[str, list[float] | None]:
     """Percentile intervals of the pooled AUC, the within-model AUC mean and the Brier score, resampling
     whole questions with replacement (written out because scipy's bootstrap resamples single rows).
 

@@ -164,9 +164,9 @@ class ProcessRewardScorer(Scorer, StepScoring):
         check_head(model, name)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
-        loaded = LoadedPRM(model=moved(model, device=torch_device, dtype=torch_dtype).eval(), tokenizer=tokenizer,
-                           separator_id=separator_id(tokenizer, name), device=torch_device,
-                           dtype=torch_dtype, layout="in-memory")
+        loaded = LoadedPRM(model=moved(model, device=torch_device, dtype=torch_dtype).eval(),
+                           tokenizer=tokenizer, separator_id=separator_id(tokenizer, name),
+                           device=torch_device, dtype=torch_dtype, layout="in-memory")
         scorer = cls.__new__(cls)
         scorer._setup(loaded, name=name, batch_size=batch_size, max_length=max_length,
                       padding_side=padding_side, system_prompt=system_prompt)

@@ -143,8 +143,9 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
     accumulation = max(1, math.ceil(effective_batch / per_device_batch))
     # transformers 5 renamed gradient_checkpointing; pass whichever this version knows, only when asked.
     argument_names = {field.name for field in dataclasses.fields(TrainingArguments)}
-    checkpointing: dict[str, Any] = ({"activation_checkpointing" if "activation_checkpointing" in argument_names
-                      else "gradient_checkpointing": True} if gradient_checkpointing else {})
+    flag = ("activation_checkpointing" if "activation_checkpointing" in argument_names
+            else "gradient_checkpointing")
+    checkpointing: dict[str, Any] = {flag: True} if gradient_checkpointing else {}
     arguments = TrainingArguments(
         output_dir=str(out_dir / "trainer"),
         num_train_epochs=epochs,
@@ -178,7 +179,7 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
     except OSError:
         pass
     if merge:
-        # cast: peft types the merged model as a torch Module; it is the base model with the adapter folded in.
+        # cast: peft types the merged model as a torch Module; it is the base model, adapter folded in.
         merged = cast("PreTrainedModel", adapted.merge_and_unload())
         merged.config.pad_token_id = tokenizer.pad_token_id
         if use_bf16:  # trained under bf16 autocast: store as the released checkpoints are, at half the size
