@@ -115,7 +115,7 @@ def plan_command(
         chat_model = _load_model(model) if model else None
         try:
             chosen = make_planner(planner, chat_model)
-            result: Any = chosen.plan_with_report(text)  # type: ignore[attr-defined]
+            result: Any = chosen.plan_with_report(text)
         except (PlanError, PlannerConfigError) as error:
             raise _InputError(str(error)) from None
     except _InputError as error:

@@ -33,22 +33,25 @@ def mas(
     marked constants (--pool) or from any file of questions with numeric answers (--questions)."""
     from reso.evals.datasets import DatasetError
 
-    if (pool is None) == (questions is None):
-        _fail("give one of --pool (a sub-question pool with UNK(...) markers) or --questions (a file of "
-              "questions with numeric answers)" + (", not both" if pool is not None else ""))
-    if questions is None:
+    give_one = ("give one of --pool (a sub-question pool with UNK(...) markers) or --questions (a file of "
+                "questions with numeric answers)")
+    if pool is not None and questions is not None:
+        _fail(f"{give_one}, not both")
+    if pool is not None:
         if split is not None or test_fraction is not None:
             _fail("--split and --test-fraction apply to --questions only (a --pool is used whole)")
         from reso.evals.datasets.records import read_records
         from reso.evals.synth import synthesize_mas
 
         try:
-            items = synthesize_mas([record.data for record in read_records(pool)], size, n, seed,  # type: ignore[arg-type]
+            items = synthesize_mas([record.data for record in read_records(pool)], size, n, seed,
                                    id_prefix=id_prefix, where=str(pool))
         except (DatasetError, ValueError) as error:
             _fail(error)
         _write(items, out)
         return
+    if questions is None:
+        _fail(give_one)
 
     from reso.evals.synth_questions import SPLITS, build_linked_mas
 
@@ -56,11 +59,11 @@ def mas(
     if split not in SPLITS:
         _fail(f"--split must be 'train', 'test' or 'all', got {split!r}")
     try:
-        build = build_linked_mas(questions, size, n, seed, split,  # type: ignore[arg-type]
+        build = build_linked_mas(questions, size, n, seed, split,
                                  0.2 if test_fraction is None else test_fraction, id_prefix=id_prefix)
     except (DatasetError, ValueError) as error:
         _fail(error)
-    typer.echo(f"note: {build.summary(split)}", err=True)  # type: ignore[arg-type]
+    typer.echo(f"note: {build.summary(split)}", err=True)
     _write(build.items, out)
 
 

@@ -44,7 +44,7 @@ class PoolQuestion:
     text_key: str
 
 
-def read_pool(items: Sequence[dict], *, where: str = "pool") -> list[PoolQuestion]:
+def read_pool(items: Sequence[object], *, where: str = "pool") -> list[PoolQuestion]:
     """A sub-question pool in the release's format as `PoolQuestion`s.
 
     Raises:
@@ -160,7 +160,7 @@ def assemble_item(nodes: list[dict], order: list[int], parents: dict[int, list[i
         info["in_edges"] = list(parents[node])
         info["out_edges"] = children[node]
     descriptions = [info.pop("edge_description", " ") for info in nodes]
-    texts = [info.get("problem_UNK", info.get("problem_text_UNK")) for info in nodes]
+    texts: list[str] = [info["problem_UNK"] if "problem_UNK" in info else info["problem_text_UNK"] for info in nodes]
     final = final_instruction(size)
     final_text = final_instruction(size, units_note=units_note)
     closing = f"\n\n{INTEGRATION_HEADER}{final_text}"
@@ -182,7 +182,7 @@ def assemble_item(nodes: list[dict], order: list[int], parents: dict[int, list[i
     }
 
 
-def synthesize_mas(pool_items: Sequence[dict], size: int, n: int, seed: int, *,
+def synthesize_mas(pool_items: Sequence[object], size: int, n: int, seed: int, *,
                    id_prefix: str | None = None, where: str = "pool") -> list[dict]:
     """n composite items of `size` linked sub-questions, in the release's item format.
 

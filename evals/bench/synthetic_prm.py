@@ -123,7 +123,7 @@ def qwen2_prm_config(size: PRMSize, *, vocab_size: int, num_labels: int = 2) -> 
     """A Qwen2 config for a token-classification PRM of the given size."""
     from transformers import Qwen2Config
 
-    return Qwen2Config(
+    config = Qwen2Config(
         vocab_size=size.vocab or vocab_size,
         hidden_size=size.hidden,
         num_hidden_layers=size.layers,
@@ -131,12 +131,13 @@ def qwen2_prm_config(size: PRMSize, *, vocab_size: int, num_labels: int = 2) -> 
         num_key_value_heads=size.kv_heads,
         intermediate_size=size.intermediate,
         max_position_embeddings=4096,
-        num_labels=num_labels,
         initializer_range=size.init_std,
         tie_word_embeddings=False,
         pad_token_id=0,
         architectures=["Qwen2ForTokenClassification"],
     )
+    config.num_labels = num_labels  # a property of every config, not a field of Qwen2Config's own
+    return config
 
 
 def build_prm_model(size: PRMSize, tokenizer: PreTrainedTokenizerFast, *, num_labels: int = 2,

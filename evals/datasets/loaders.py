@@ -108,6 +108,7 @@ def release_problem(record: Record, *, id_prefix: str, source: str) -> Problem:
     subtask_answers: dict[str, str] = {}
     for position, (text, value) in enumerate(zip(steps, answers, strict=True)):
         field = f"gt_plan[{position}]"
+        step_id: str | None
         if position == len(steps) - 1:
             step_id, instruction = FINAL_STEP_ID, text.strip()
             depends_on = answer_refs(text)

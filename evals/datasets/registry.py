@@ -8,9 +8,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reso.evals.datasets.loaders import load_file
 from reso.evals.datasets.problem import DatasetError, Problem
+
+if TYPE_CHECKING:
+    from reso.evals.synth_gsm8k import Split
 
 DATA_ROOT_ENV = "RESO_DATA_ROOT"
 DEFAULT_DATA_ROOT = Path("..") / "shared" / "data"
@@ -26,7 +30,7 @@ RELEASE_FILES = {
 # GSM8K-MAS as the registry builds it: sub-questions per item, and items per split. Fixed seeds make every
 # build of a name identical; the split is by question, so train and test share no GSM8K question.
 GSM8K_MAS_SIZES = {"easy": 3, "medium": 5, "hard": 7}
-GSM8K_MAS_ITEMS = {"train": 200, "test": 100}
+GSM8K_MAS_ITEMS: dict[Split, int] = {"train": 200, "test": 100}
 GSM8K_MAS_SEED = 0
 # Linked MAS splits of the vendored many-model recordings (package data, reso.agents.defaults.data_dir()),
 # built like GSM8K-MAS (same sizes, counts, seed and split by question) but with linked constants.
@@ -123,7 +127,7 @@ def _gsm8k_entry() -> _Entry:
     return _Entry("GSM8K test questions of the vendored replay file (reso.agents.defaults)", build)
 
 
-def _gsm8k_mas_entry(name: str, level: str, split: str) -> _Entry:
+def _gsm8k_mas_entry(name: str, level: str, split: Split) -> _Entry:
     size, count = GSM8K_MAS_SIZES[level], GSM8K_MAS_ITEMS[split]
 
     def build(_root: Path | None) -> list[Problem]:
@@ -138,7 +142,7 @@ def _gsm8k_mas_entry(name: str, level: str, split: str) -> _Entry:
                   f"(seed {GSM8K_MAS_SEED}), built from the vendored replay file", build)
 
 
-def _linked_mas_entry(name: str, file_name: str, level: str, split: str) -> _Entry:
+def _linked_mas_entry(name: str, file_name: str, level: str, split: Split) -> _Entry:
     size, count = GSM8K_MAS_SIZES[level], GSM8K_MAS_ITEMS[split]
 
     def build(_root: Path | None) -> list[Problem]:
@@ -149,8 +153,7 @@ def _linked_mas_entry(name: str, file_name: str, level: str, split: str) -> _Ent
         if not path.is_file():
             raise DatasetError(f"dataset {name!r} needs the vendored recordings {file_name} in the package data "
                                f"folder {data_dir()}, but {path} does not exist")
-        built = build_linked_mas(path, size=size, n=count, seed=GSM8K_MAS_SEED, split=split,  # type: ignore[arg-type]
-                                 id_prefix=name)
+        built = build_linked_mas(path, size=size, n=count, seed=GSM8K_MAS_SEED, split=split, id_prefix=name)
         return _release_problems(name, built.items)
 
     return _Entry(f"linked MAS {level} {split} split: {count} items of {size} linked questions (seed "
