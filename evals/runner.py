@@ -17,13 +17,11 @@ run again on a rerun with a higher budget, their calls served from the response 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import json
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -32,6 +30,7 @@ from typing import Any
 from reso.agents.db_url import redact
 from reso.agents.failures import FailureKind
 from reso.evals.backend import Backend, InProcess
+from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem
 from reso.evals.ledger import item_key, reconcile, run_id
 from reso.evals.methods import Method
@@ -173,23 +172,6 @@ def _run_budget(config: EvalConfig, rows: Sequence[dict[str, Any]]) -> Budget:
                   usd=sum(row["usage"]["cost_usd"] for row in rows), scope=RUN_SCOPE)
 
 
-@contextlib.contextmanager
-def _long_lived_frozen() -> Iterator[None]:
-    """Keep the objects alive now (modules, the team, its index and models) out of the collector's scans
-    while the questions run, and hand them back afterwards.
-
-    They live for the whole run, yet every full collection walks them all; with questions in flight
-    holding many objects at once, full collections come every few dozen questions and cost most of the
-    run's CPU beside the work itself (`reso bench eval`). Unfrozen at the end, so their garbage, if any,
-    is collected as usual afterwards.
-    """
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 def _cut_by_run_budget(result: Result) -> bool:
     return any(c.failure is FailureKind.RUN_BUDGET_EXCEEDED for step in result.steps for c in step.candidates)
 
@@ -243,7 +225,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                 if progress is not None:
                     progress(row)
 
-        with _long_lived_frozen():
+        with batch_collector():
             async with solver:
                 await asyncio.gather(*(one(problem) for problem in todo))
         rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
