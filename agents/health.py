@@ -27,13 +27,21 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypedDict
 
 from reso.agents.answers import AgentAnswer
 from reso.agents.profiles import Agent
 
 BreakerState = Literal["closed", "open", "half_open"]
 Outcome = Literal["success", "failure", "neutral"]
+
+
+class BreakerSnapshot(TypedDict):
+    """One breaker as `Health.snapshot` reports it."""
+
+    state: BreakerState
+    failures: int
+    trips: int
 
 
 def endpoint_key(agent: Agent) -> str:
@@ -155,7 +163,7 @@ class Health:
             self.record(answer.agent_id, outcome == "success")
         return outcome
 
-    def snapshot(self) -> dict[str, dict[str, object]]:
+    def snapshot(self) -> dict[str, BreakerSnapshot]:
         """Breaker key → {state, consecutive failures, times opened}, for reports."""
         now = self._clock()
         with self._lock:

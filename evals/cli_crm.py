@@ -183,7 +183,7 @@ def _neural_settings(pairs: list[str]) -> dict[str, Any]:
         if not sep or key.strip() not in known:
             _fail(f"--neural-setting {pair!r}: expected KEY=VALUE with KEY one of {', '.join(known)}")
         key, value = key.strip(), value.strip()
-        default = known[key].default
+        default: Any = known[key].default  # every field of NeuralVerifierConfig has a plain default
         if value.lower() in ("none", "null"):
             settings[key] = None
             continue

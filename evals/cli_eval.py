@@ -166,4 +166,4 @@ def _every_item_failed(out: Path) -> str | None:
                     return None
                 declined = kind in (FailureKind.TOOL_DECLINED, FailureKind.NO_RECORDING)
                 (declines if declined else errors).append(candidate["error"])
-    return (errors or declines or [None])[0]
+    return errors[0] if errors else declines[0] if declines else None

@@ -104,7 +104,6 @@ def routing_command(
     from reso.evals.bench.routing import STANDARD_SPREADS, run_bench, run_seeds, run_spreads
 
     c = exploration_c if exploration_c >= 0 else None
-    options = {"low": low, "high": high, "agents": agents, "exploration_c": c}
     try:
         source, picture = (Path(probs) if probs else None), (Path(plot) if plot else None)
         if spreads:
@@ -113,9 +112,10 @@ def routing_command(
             spread_list = STANDARD_SPREADS if spreads.strip() == "standard" else _parse_spreads(spreads)
             report = run_spreads(spread_list, _parse_seeds(seeds or str(seed)), subtasks, agents, c)
         elif seeds:
-            report = run_seeds(_parse_seeds(seeds), source, subtasks, picture, **options)
+            report = run_seeds(_parse_seeds(seeds), source, subtasks, picture, low=low, high=high, agents=agents,
+                               exploration_c=c)
         else:
-            report = run_bench(source, subtasks, seed, picture, **options)
+            report = run_bench(source, subtasks, seed, picture, low=low, high=high, agents=agents, exploration_c=c)
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
@@ -152,10 +152,10 @@ def _parse_spreads(text: str) -> list[tuple[float, float]]:
     spreads: list[tuple[float, float]] = []
     try:
         for part in (p.strip() for p in text.split(",") if p.strip()):
-            low, dash, high = part.partition("-")
+            low_text, dash, high_text = part.partition("-")
             if not dash:
                 raise ValueError
-            spreads.append((float(low), float(high)))
+            spreads.append((float(low_text), float(high_text)))
     except ValueError:
         raise ValueError(f"--spreads must look like '0.05-0.95,0.2-0.7' or 'standard', got {text!r}") from None
     for low, high in spreads:

@@ -27,10 +27,14 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reso.evals.datasets import Problem
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 CALCULATOR = "tool/calculator"
 PLAN_DEPTH = 3
@@ -77,7 +81,7 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
         {"id": CALCULATOR, "model": {"spec": "tool:calculator"}, "role": "Exact arithmetic", "domain": "integration",
          "profile": "Evaluates arithmetic expressions exactly, such as products of earlier answers."},
     ]})
-    models = {agent.id: LatencyChatModel(default_s=latency_s) for agent in fakes}
+    models: dict[str, BaseChatModel] = {agent.id: LatencyChatModel(default_s=latency_s) for agent in fakes}
     models[CALCULATOR] = CalculatorChatModel()
     dadb = DADB(None, mode="test")
     selector = UCBSelector(pool, dadb, load_embedder(embedder),
@@ -157,11 +161,11 @@ def run_bench(*, questions: int = 200, latency_ms: float = 100.0, concurrency: i
         raise ValueError(f"k must be at least 2 so that a fake agent answers every step, got {k}")
     latency_s = latency_ms / 1000
     team = bench_team(latency_s, agents=agents, k=k, embedder=embedder, seed=seed)
-    options = {"concurrency": concurrency, "k": k, "embedder": embedder, "seed": seed}
+    run = partial(_run, team, concurrency=concurrency, k=k, embedder=embedder, seed=seed)
     with tempfile.TemporaryDirectory(prefix="reso-bench-eval-") as folder:
         # Warm-up at zero latency: imports, first graph compilations and index searches are paid here.
         _set_latency(team, 0.0)
-        asyncio.run(_run(team, bench_problems(min(questions, 8)), Path(folder) / "warm-up", **options))
+        asyncio.run(run(bench_problems(min(questions, 8)), Path(folder) / "warm-up"))
         _set_latency(team, latency_s)
         out = Path(folder) / "timed"
         rss_before = peak_rss_mb()
@@ -171,7 +175,7 @@ def run_bench(*, questions: int = 200, latency_ms: float = 100.0, concurrency: i
             profile.enable()
         started, cpu_started = time.perf_counter(), time.process_time()
         try:
-            summary = asyncio.run(_run(team, bench_problems(questions), out, **options))
+            summary = asyncio.run(run(bench_problems(questions), out))
         finally:
             if profile is not None:
                 profile.disable()

@@ -22,12 +22,15 @@ from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reso.agents.faults import FAULT_KINDS, FaultConfig, FaultKind, FaultyChatModel
 from reso.agents.health import Health
 from reso.agents.pool import Pool
 from reso.agents.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from reso.graphs.settings import Mode
 
 MAX_RESUMES = 3
 
@@ -78,7 +81,7 @@ _TRANSPORT_ERRORS = ("TimeoutError", "APITimeoutError", "RateLimitError", "Inter
 
 def is_transport_error(error: str | None) -> bool:
     """Whether a recorded error line is a timeout or HTTP failure that outlasted its retries."""
-    return bool(error) and error.split(":", 1)[0] in _TRANSPORT_ERRORS
+    return error is not None and error.split(":", 1)[0] in _TRANSPORT_ERRORS
 
 
 def _candidates(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,7 +89,7 @@ def _candidates(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out: Path, *,
-                    mode: str = "train", dead: bool = False, db: Path | None = None) -> dict[str, Any]:
+                    mode: Mode = "train", dead: bool = False, db: Path | None = None) -> dict[str, Any]:
     """One run: every LLM model faulty at `rate`, or (`dead`) only the pool's first LLM model, failing
     every call with HTTP 500. Training runs write their DADB to `out/dadb.sqlite`; test runs read `db`."""
     import dataclasses
@@ -151,7 +154,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
         "llm_calls_made": model_calls,
         "injected": dict(sorted(injected.items())),
         "injected_share": sum(injected.values()) / model_calls if model_calls else 0.0,
-        "breaker_trips": sum(int(s["trips"]) for s in health.snapshot().values()),
+        "breaker_trips": sum(s["trips"] for s in health.snapshot().values()),
         "wall_s": round(wall, 2),
         "errors": escaped,
     }

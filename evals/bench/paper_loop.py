@@ -71,7 +71,7 @@ class ReleaseLoop:
         cost = sum(agent.inference_costs) / len(agent.inference_costs) if agent.inference_costs else 0.0
         penalty = math.log1p(cost)
         base = (reputation - penalty + sim) / 2
-        bonus = cfg.exploration_c * math.sqrt(math.log(self.total_visit + 1.01) / (agent.visit + 1e-8))
+        bonus = (cfg.exploration_c or 0.0) * math.sqrt(math.log(self.total_visit + 1.01) / (agent.visit + 1e-8))
         gate = 1 / (1 + math.exp(-cfg.gate_slope * (sim - cfg.gate_threshold)))
         score = (base + bonus) * gate + random.uniform(-1e-5, 1e-5)
         _ = (f"Agent {agent.agent_id}: sim={sim:.3f}, reputation={reputation:.3f}, cost={penalty:.3f}, "
@@ -111,7 +111,7 @@ def plain_loop_select(
         s_rep = config.w_rep * (reward_sum + 1.0) / (visits + 1.0)
         penalty = math.log1p(cost_sum / visits if visits else 0.0)
         base = (s_rep - penalty + s_sim) / 2.0
-        bonus = config.exploration_c * math.sqrt(math.log(total_visits + 1.01) / (visits + 1e-8))
+        bonus = (config.exploration_c or 0.0) * math.sqrt(math.log(total_visits + 1.01) / (visits + 1e-8))
         gate = 1.0 / (1.0 + math.exp(-config.gate_slope * (s_sim - config.gate_threshold)))
         scored.append(((base + bonus) * gate + random.random() * 1e-9, agent_id))
     scored.sort(reverse=True)

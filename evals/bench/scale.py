@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from reso.evals.bench.eval import PLAN_DEPTH, bench_problems, bench_team
-from reso.graphs.settings import ReSoSettings
+from reso.graphs.settings import Mode, ReSoSettings
 from reso.graphs.team import Team
 
 TARGET_EFFICIENCY = 0.8
@@ -58,7 +58,7 @@ class LatencyTeam:
         return dataclasses.replace(team, dadb=dadb, selector=selector)
 
 
-def bench_settings(*, k: int = 2, seed: int = 0, mode: str = "test", db: str = "") -> ReSoSettings:
+def bench_settings(*, k: int = 2, seed: int = 0, mode: Mode = "test", db: str = "") -> ReSoSettings:
     """The settings of a scale run: the given plans, every step selected (so a fake agent is on each)."""
     return ReSoSettings(mode=mode, planner="given", k=k, scorer="consensus", embedder="hash:256", seed=seed,
                         integration="select", db=db)
@@ -120,7 +120,7 @@ def run_bench(*, workers: Sequence[int] = (1, 2, 4), questions: int = 128, laten
 
     cluster = None if address else start_local_cluster(nodes, cpus_per_node=math.ceil(max(workers) / nodes))
     try:
-        ray.init(address=address or cluster.address, log_to_driver=False, logging_level=logging.WARNING)
+        ray.init(address=cluster.address if cluster is not None else address, log_to_driver=False, logging_level=logging.WARNING)
         wait_for_nodes(ray, 1 if address else nodes)
         cluster_nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
         with tempfile.TemporaryDirectory(prefix="reso-bench-scale-") as folder:

@@ -27,6 +27,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -92,7 +93,7 @@ def _time_loop(
     for i, query in enumerate(queries):
         if i >= 3 and time.perf_counter() - started > budget_s:
             break
-        elapsed, picked = _time_ms(lambda q=query: select(q))
+        elapsed, picked = _time_ms(partial(select, query))
         times.append(elapsed)
         agree += picked[0][0] == reference_top1[i]
     return times, agree / len(times)
@@ -127,7 +128,7 @@ def bench_size(
     selector.select_vector(queries[0])  # warm-up: loads the statistics cache once
     faiss_ms, faiss_top1, found = [], [], 0
     for query, target in zip(queries, targets, strict=True):
-        elapsed, picked = _time_ms(lambda q=query: selector.select_vector(q))
+        elapsed, picked = _time_ms(partial(selector.select_vector, query))
         faiss_ms.append(elapsed)
         faiss_top1.append(picked[0].agent.id)
         found += any(hit == ids[target] for hit, _ in index.search(query, top_m))
