@@ -157,6 +157,7 @@ def _invoke(
     deps: Mapping[str, Any],
     where: str,
 ) -> Any:
+    parameters: Mapping[str, inspect.Parameter]
     try:
         parameters = inspect.signature(factory).parameters
     except (TypeError, ValueError):
