@@ -88,10 +88,10 @@ def test_training_with_four_workers_learns_every_recorded_call_once(cluster: Loc
 
 def test_a_worker_killed_mid_run_loses_no_item_and_learns_nothing_twice(cluster: LocalCluster, postgres_url: str,
                                                                         tmp_path: Path) -> None:
-    factory = LatencyTeam(latency_s=0.15)
+    factory = LatencyTeam(latency_s=0.1)
     settings = bench_settings(mode="train", db=postgres_url)
     team = factory(settings)
-    problems = bench_problems(16)
+    problems = bench_problems(10)
     killed: list[int] = []
 
     with RayBackend(workers=2, team_factory=factory) as backend:
@@ -106,10 +106,10 @@ def test_a_worker_killed_mid_run_loses_no_item_and_learns_nothing_twice(cluster:
     assert killed and run.restarted == 1 and run.final_pids[0] != killed[0]
     ids = [row["id"] for row in _rows(tmp_path)]
     assert sorted(ids) == sorted(p.id for p in problems)  # every item, each once
-    assert summary["n"] == 16 and summary["failed_items"] == 0
+    assert summary["n"] == 10 and summary["failed_items"] == 0
     with open_dadb(postgres_url) as dadb:
         assert dadb.total_visits() == _recorded_updates(tmp_path)
-        assert len(dadb.applied_keys()) == 16
+        assert len(dadb.applied_keys()) == 10
 
 
 def test_a_second_run_into_a_folder_being_written_is_refused(cluster: LocalCluster, tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_a_second_run_into_a_folder_being_written_is_refused(cluster: LocalClust
     outcome: dict[str, Any] = {}
 
     def first_run() -> None:
-        with RayBackend(workers=2, team_factory=factory) as backend:
+        with RayBackend(workers=1, team_factory=factory) as backend:
             outcome["summary"] = asyncio.run(run_eval(_config(tmp_path, settings, team, 4), problems, team,
                                                       progress=lambda row: first_row.set(), backend=backend))
 
@@ -129,7 +129,7 @@ def test_a_second_run_into_a_folder_being_written_is_refused(cluster: LocalClust
     thread.start()
     try:
         assert first_row.wait(timeout=120)
-        with RayBackend(workers=2, team_factory=factory) as backend, pytest.raises(ResultsBusyError):
+        with RayBackend(workers=1, team_factory=factory) as backend, pytest.raises(ResultsBusyError):
             asyncio.run(run_eval(_config(tmp_path, settings, team, 4), problems, team, backend=backend))
     finally:
         thread.join(timeout=120)
