@@ -246,8 +246,9 @@ class PostgresDADB(AgentDatabase):
 
     def total_visits(self, domain: str | None = None) -> int:
         label = check_domain(domain)
-        return int(self._run(lambda connection: _scalar(connection.execute(
-            "SELECT COALESCE(SUM(visits), 0) FROM agent_stats WHERE domain = %s", (label,))), idempotent=True))
+        query = "SELECT COALESCE(SUM(visits), 0) FROM agent_stats WHERE domain = %s"
+        total = self._run(lambda connection: _scalar(connection.execute(query, (label,))), idempotent=True)
+        return int(total)
 
     def domains(self) -> list[str]:
         rows = self._run(lambda connection: connection.execute(

@@ -113,7 +113,8 @@ class ProfileIndex:
 
             # Per-call parameters instead of mutating the shared index, so concurrent searches are safe.
             # faiss's own stubs (1.15) omit this class, which the library has.
-            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 2 * m))  # type: ignore[attr-defined]
+            hnsw_params = faiss.SearchParametersHNSW  # type: ignore[attr-defined]
+            params = hnsw_params(efSearch=max(HNSW_EF_SEARCH, 2 * m))
             return self.faiss_index.search(matrix, m, params=params)
         return self.faiss_index.search(matrix, m)
 

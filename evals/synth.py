@@ -160,7 +160,8 @@ def assemble_item(nodes: list[dict], order: list[int], parents: dict[int, list[i
         info["in_edges"] = list(parents[node])
         info["out_edges"] = children[node]
     descriptions = [info.pop("edge_description", " ") for info in nodes]
-    texts: list[str] = [info["problem_UNK"] if "problem_UNK" in info else info["problem_text_UNK"] for info in nodes]
+    texts: list[str] = [info["problem_UNK"] if "problem_UNK" in info else info["problem_text_UNK"]
+                        for info in nodes]
     final = final_instruction(size)
     final_text = final_instruction(size, units_note=units_note)
     closing = f"\n\n{INTEGRATION_HEADER}{final_text}"

@@ -66,7 +66,8 @@ async def open_checkpointer(location: CheckpointLocation, *, serde: Any = None) 
     async with contextlib.AsyncExitStack() as stack:
         try:
             saver = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(location, serde=serde))
-            session = saver.conn  # from_conn_string opens one connection, never a pool: the lock is per session
+            # from_conn_string opens one connection, never a pool: the advisory lock holds per session.
+            session = saver.conn
             assert isinstance(session, psycopg.AsyncConnection)
             await session.execute(_SETUP_LOCK)
             try:

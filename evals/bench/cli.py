@@ -112,10 +112,11 @@ def routing_command(
             spread_list = STANDARD_SPREADS if spreads.strip() == "standard" else _parse_spreads(spreads)
             report = run_spreads(spread_list, _parse_seeds(seeds or str(seed)), subtasks, agents, c)
         elif seeds:
-            report = run_seeds(_parse_seeds(seeds), source, subtasks, picture, low=low, high=high, agents=agents,
-                               exploration_c=c)
+            report = run_seeds(_parse_seeds(seeds), source, subtasks, picture, low=low, high=high,
+                               agents=agents, exploration_c=c)
         else:
-            report = run_bench(source, subtasks, seed, picture, low=low, high=high, agents=agents, exploration_c=c)
+            report = run_bench(source, subtasks, seed, picture, low=low, high=high, agents=agents,
+                               exploration_c=c)
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None

@@ -176,8 +176,8 @@ class DagBench:
         result = await self.resos[schedule].asolve(f"bench question {question}", plan=plan)
         wall = time.perf_counter() - started
         if result.status != "done":
-            failed = {step.id: step.notes or [c.error for c in step.candidates if c.error] for step in result.steps
-                      if step.status != "done"}
+            failed = {step.id: step.notes or [c.error for c in step.candidates if c.error]
+                      for step in result.steps if step.status != "done"}
             raise RuntimeError(f"question {question} ({schedule}) ended {result.status}: {failed}")
         durations = {step.id: step.latency_s for step in result.steps}
         critical = TaskDAG.from_steps(plan).critical_path(durations)

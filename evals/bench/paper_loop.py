@@ -71,7 +71,8 @@ class ReleaseLoop:
         cost = sum(agent.inference_costs) / len(agent.inference_costs) if agent.inference_costs else 0.0
         penalty = math.log1p(cost)
         base = (reputation - penalty + sim) / 2
-        bonus = (cfg.exploration_c or 0.0) * math.sqrt(math.log(self.total_visit + 1.01) / (agent.visit + 1e-8))
+        c = cfg.exploration_c or 0.0  # resolved by SelectorConfig, never None here
+        bonus = c * math.sqrt(math.log(self.total_visit + 1.01) / (agent.visit + 1e-8))
         gate = 1 / (1 + math.exp(-cfg.gate_slope * (sim - cfg.gate_threshold)))
         score = (base + bonus) * gate + random.uniform(-1e-5, 1e-5)
         _ = (f"Agent {agent.agent_id}: sim={sim:.3f}, reputation={reputation:.3f}, cost={penalty:.3f}, "

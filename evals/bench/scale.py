@@ -120,7 +120,8 @@ def run_bench(*, workers: Sequence[int] = (1, 2, 4), questions: int = 128, laten
 
     cluster = None if address else start_local_cluster(nodes, cpus_per_node=math.ceil(max(workers) / nodes))
     try:
-        ray.init(address=cluster.address if cluster is not None else address, log_to_driver=False, logging_level=logging.WARNING)
+        ray.init(address=cluster.address if cluster is not None else address, log_to_driver=False,
+                 logging_level=logging.WARNING)
         wait_for_nodes(ray, 1 if address else nodes)
         cluster_nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
         with tempfile.TemporaryDirectory(prefix="reso-bench-scale-") as folder:
