@@ -11,7 +11,7 @@ else wrote — another process, another selector, or a direct `DADB.record`. Wri
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +30,31 @@ class StatsTable:
     version: tuple[int, int]
 
 
+@dataclass(frozen=True)
+class Standings:
+    """Each pool agent's overall record at one DADB version (one `StatsTable` over all domains), in the two
+    forms the fine stage reads: an agent's smoothed reputation, and its model's record over every role on
+    that model. Reading one costs nothing: take it once per subtask (`StatsCache.standings`, off the event
+    loop) and use it on the event loop."""
+
+    table: StatsTable
+    positions: Mapping[str, int]
+    same_model: Mapping[str, tuple[int, ...]]
+    """agent id → the pool positions of every agent on its model (the agent's own included)."""
+
+    def reputation(self, agent_id: str) -> float:
+        """The paper's smoothed mean reward, (reward sum + 1) / (visits + 1): 1.0 before the first visit."""
+        i = self.positions.get(agent_id)
+        if i is None:  # not in the pool: no record, as for an agent never visited
+            return 1.0
+        return (float(self.table.reward_sum[i]) + 1.0) / (float(self.table.visits[i]) + 1.0)
+
+    def model_record(self, agent_id: str) -> tuple[float, int]:
+        """(reward sum, visits) of the agent's model over all its roles."""
+        same = list(self.same_model[agent_id])
+        return float(self.table.reward_sum[same].sum()), int(self.table.visits[same].sum())
+
+
 class StatsCache:
     """Array views of a DADB for a fixed list of agent ids, refreshed when the database changes."""
 
@@ -39,6 +64,7 @@ class StatsCache:
         self._size = len(agent_ids)
         self._tables: dict[str | None, StatsTable] = {}
         self._lock = threading.Lock()
+        self._same_model: dict[str, tuple[int, ...]] | None = None
         self.reloads = 0
 
     def _load(self, domain: str | None) -> StatsTable:
@@ -63,6 +89,24 @@ class StatsCache:
             if table is None or table.version != self.dadb.version:
                 table = self._tables[domain] = self._load(domain)
             return table
+
+    def standings(self, models: Sequence[str]) -> Standings:
+        """The overall record of every agent now, `models` giving each agent's model spec in pool order.
+
+        Reads the DADB only when it changed since the last read (see `table`). The arrays of a table this
+        cache's own `record` has not touched are never changed, so a cache that is only read (not a
+        selector's, which records through it) hands out standings that stay as they were read.
+        """
+        table = self.table(None)
+        with self._lock:
+            if self._same_model is None:
+                if len(models) != self._size:
+                    raise ValueError(f"{len(models)} model specs for {self._size} agents")
+                by_model: dict[str, list[int]] = {}
+                for position, spec in enumerate(models):
+                    by_model.setdefault(spec, []).append(position)
+                self._same_model = {agent_id: tuple(by_model[models[i]]) for agent_id, i in self._position.items()}
+            return Standings(table, self._position, self._same_model)
 
     def record(self, agent_id: str, reward: float, cost_usd: float, tokens: int, domain: str | None = None) -> bool:
         """Write one visit to the DADB and mirror it in the cached arrays without a reload."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from reso.agents.answers import AgentAnswer
 from reso.agents.invoke import call_agent
 from reso.agents.selector import Candidate
+from reso.agents.stats_cache import Standings
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.escalation import Asked, AskingPolicy
@@ -62,30 +63,37 @@ async def _ask(team: Team, candidate: Candidate, prompt: str, budget: Budget, ti
     return answer
 
 
-def _judge(run: RunContext, candidates: Sequence[Candidate], answers: Sequence[AgentAnswer],
-           usable: Sequence[int], *, instruction: str, context_text: str, group: str,
-           reference: str | None) -> dict[int, Score]:
+def _score_items(run: RunContext, candidates: Sequence[Candidate], answers: Sequence[AgentAnswer],
+                 usable: Sequence[int], standings: Standings | None, *, instruction: str, context_text: str,
+                 group: str, reference: str | None) -> list[ScoreItem]:
+    """What the CRM is shown of every usable answer, with its agent's standing in the DADB."""
+    items = []
+    for i in usable:
+        agent = candidates[i].agent
+        items.append(ScoreItem(
+            subtask=instruction, answer=answers[i].text, context=context_text, agent_id=agent.id,
+            model=agent.model.spec, reputation=standings.reputation(agent.id) if standings is not None else None,
+            group=group, domain=agent.domain,
+            extra={"record": standings.model_record(agent.id) if standings is not None else None},
+            reference=reference if run.settings.scorer_sees_reference else None))
+    return items
+
+
+async def _judge(run: RunContext, items: Sequence[ScoreItem], usable: Sequence[int]) -> dict[int, Score]:
     """The CRM's verdict on every usable answer, by candidate index."""
     if not usable:
         return {}
-    team = run.require_team()
-    items = [
-        ScoreItem(subtask=instruction, answer=answers[i].text, context=context_text,
-                  agent_id=candidates[i].agent.id, model=candidates[i].agent.model.spec,
-                  reputation=team.reputation(candidates[i].agent.id), group=group,
-                  domain=candidates[i].agent.domain, extra={"record": team.model_record(candidates[i].agent.id)},
-                  reference=reference if run.settings.scorer_sees_reference else None)
-        for i in usable
-    ]
-    return dict(zip(usable, team.scorer.score_detailed(items), strict=True))
+    scorer = run.require_team().scorer
+    # A scorer that may block (a model, a server) is called off the event loop: one thread hop.
+    scores = await asyncio.to_thread(scorer.score_detailed, items) if scorer.blocking else scorer.score_detailed(items)
+    return dict(zip(usable, scores, strict=True))
 
 
-def _reliabilities(team: Team, offered: Sequence[Candidate]) -> list[float] | None:
+def _reliabilities(standings: Standings | None, offered: Sequence[Candidate]) -> list[float] | None:
     """How often each offered candidate's model was right in training (None without a DADB)."""
-    records = [team.model_record(c.agent.id) for c in offered]
-    if any(record is None for record in records):
+    if standings is None:
         return None
-    return [record_reliability(*record) for record in records if record is not None]
+    return [record_reliability(*standings.model_record(c.agent.id)) for c in offered]
 
 
 def _seen(asked: Sequence[int], values: Sequence[str | None], scores: Mapping[int, Score]) -> list[Asked]:
@@ -95,10 +103,16 @@ def _seen(asked: Sequence[int], values: Sequence[str | None], scores: Mapping[in
 
 async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: AskingPolicy, *, prompt: str,
                          instruction: str, context_text: str, group: str, reference: str | None,
-                         budget: Budget) -> Judged:
-    """Ask the candidates `policy` picks from `offered` (best first), score the answers, keep one."""
+                         budget: Budget, standings: Standings | None = None) -> Judged:
+    """Ask the candidates `policy` picks from `offered` (best first), score the answers, keep one.
+
+    `standings` are the agents' records the CRM and the policy see (`Team.standings`, read with the
+    coarse stage); without them they are read from the team's DADB here, off the event loop.
+    """
     team = run.require_team()
     settings = run.settings
+    if standings is None and team.dadb is not None:
+        standings = await asyncio.to_thread(team.standings)
     # `asked` keeps the offered indices in the order they answered.
     asked: list[int] = []
     answers: list[AgentAnswer] = []
@@ -107,9 +121,9 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
     pending = policy.first(offered, settings.k)
     reliabilities: list[list[float] | None] = []
 
-    def reliability() -> list[float] | None:  # read once, when the policy first asks
+    def reliability() -> list[float] | None:  # worked out once, when the policy first asks
         if not reliabilities:
-            reliabilities.append(_reliabilities(team, offered))
+            reliabilities.append(_reliabilities(standings, offered))
         return reliabilities[0]
 
     while pending:
@@ -120,13 +134,12 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
         values.extend(final_value(a.text) if a.ok else None for a in fresh)
         candidates = [offered[i] for i in asked]
         usable = [i for i, answer in enumerate(answers) if answer.ok]
-        # Scoring touches the DADB and may run models: one thread hop, off the event loop.
-        scores = await asyncio.to_thread(_judge, run, candidates, answers, usable, instruction=instruction,
-                                         context_text=context_text, group=group, reference=reference)
+        items = _score_items(run, candidates, answers, usable, standings, instruction=instruction,
+                             context_text=context_text, group=group, reference=reference)
+        scores = await _judge(run, items, usable)
         if len(asked) == len(offered):  # nobody left to ask (always so for the paper's fixed k)
             break
-        # The policy may read the DADB (through `reliability`): one thread hop, off the event loop.
-        more = await asyncio.to_thread(policy.more, offered, _seen(asked, values, scores), reliability)
+        more = policy.more(offered, _seen(asked, values, scores), reliability)
         pending = [i for i in more if 0 <= i < len(offered) and i not in asked]
     usable = [i for i, answer in enumerate(answers) if answer.ok]
     chosen = policy.keep(_seen(asked, values, scores))

@@ -16,6 +16,7 @@ from typing import Any
 from reso.agents.answers import AgentAnswer
 from reso.agents.prompting import ContextAnswer, render_subtask_prompt
 from reso.agents.selector import Candidate
+from reso.agents.stats_cache import Standings
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.escalation import policy_for
@@ -60,6 +61,13 @@ def _select(run: RunContext, step_id: str, depends_on: Sequence[str], instructio
     return team.selector.select(instruction, k, exclude=unavailable) or team.selector.select(instruction, k)
 
 
+def _coarse_stage(run: RunContext, step_id: str, depends_on: Sequence[str], instruction: str,
+                  k: int) -> tuple[list[Candidate], Standings | None]:
+    """The candidates (`_select`) and the agents' standings the fine stage judges them by, read together in
+    one trip off the event loop: both may read the DADB."""
+    return _select(run, step_id, depends_on, instruction, k), run.require_team().standings()
+
+
 def _reward(answer: AgentAnswer, score: Score | None, reference: str | None) -> float:
     """Training reward: the ground-truth rule when the reference is known, else the CRM's score."""
     if not answer.ok:
@@ -89,6 +97,11 @@ def _learn(run: RunContext, judged: Judged, reference: str | None, credit: bool)
                             domain=candidate.domain)
         rewards.append(reward)
     return rewards
+
+
+def _writes_rewards(run: RunContext, credit: bool) -> bool:
+    """Whether `_learn` sends rewards to the selector now (training, credited, no learn-once owner)."""
+    return run.settings.mode == "train" and credit and run.learn_once is None
 
 
 def _candidate_records(judged: Judged, rewards: Sequence[float | None]) -> list[CandidateRecord]:
@@ -128,14 +141,17 @@ async def run_subtask(
     emit({"event": "subtask_started", "id": step_id})
     prompt = render_subtask_prompt(instruction, context)
     policy = run.require_team().asking or policy_for(settings.k_max, settings.confidence)
-    offered = await asyncio.to_thread(_select, run, step_id, depends_on, instruction,
-                                      policy.pool_size(settings.k))
+    offered, standings = await asyncio.to_thread(_coarse_stage, run, step_id, depends_on, instruction,
+                                                 policy.pool_size(settings.k))
     emit({"event": "candidates", "id": step_id,
           "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})
     judged = await run_fine_stage(run, offered, policy, prompt=prompt, instruction=instruction,
                                   context_text="\n".join(f"Answer[{c.id}] = {c.value}" for c in context),
-                                  group=step_id, reference=reference, budget=budget)
-    rewards = await asyncio.to_thread(_learn, run, judged, reference, credit)
+                                  group=step_id, reference=reference, budget=budget, standings=standings)
+    if _writes_rewards(run, credit):  # the selector's updates write to the DADB: off the event loop
+        rewards = await asyncio.to_thread(_learn, run, judged, reference, credit)
+    else:
+        rewards = _learn(run, judged, reference, credit)
     records = _candidate_records(judged, rewards)
     kept = records[judged.kept] if judged.kept is not None else None
     record = StepRecord(

@@ -20,6 +20,7 @@ from reso.agents.pool import Pool, load_pool
 from reso.agents.profiles import Agent
 from reso.agents.retry import RetryPolicy
 from reso.agents.selector import Selector
+from reso.agents.stats_cache import Standings, StatsCache
 from reso.graphs.escalation import AskingPolicy
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Scorer
@@ -41,6 +42,7 @@ class Team:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     asking: AskingPolicy | None = None
     """Overrides the settings' fine-stage policy (the cascade baseline pins its own)."""
+    _stats: StatsCache | None = field(default=None, init=False, repr=False, compare=False)
 
     def agent(self, agent_id: str) -> Agent:
         return self.pool.get(agent_id)
@@ -49,24 +51,26 @@ class Team:
         """The pool's exact tool agents, which answer integration steps on the same footing for every method."""
         return [agent for agent in self.pool if agent.kind == "tool"]
 
+    def standings(self) -> Standings | None:
+        """Every agent's overall record in the DADB now, None when there is no DADB. The DADB is read again
+        only when it changed since the last call (one version check otherwise), but either may block:
+        call this off the event loop and use what it returns on it."""
+        if self.dadb is None:
+            return None
+        if self._stats is None:
+            self._stats = StatsCache(self.dadb, [agent.id for agent in self.pool])
+        return self._stats.standings([agent.model.spec for agent in self.pool])
+
     def model_record(self, agent_id: str) -> tuple[float, int] | None:
         """(reward sum, visits) of the agent's model over all its roles (they replay or call the same model,
         so the model's record is the better estimate of each), None when there is no DADB."""
-        if self.dadb is None:
-            return None
-        spec = self.agent(agent_id).model.spec
-        ids = [agent.id for agent in self.pool if agent.model.spec == spec]
-        stats = self.dadb.stats(ids)
-        return (sum(s.reward_sum for s in stats.values()), sum(s.visits for s in stats.values()))
+        standings = self.standings()
+        return standings.model_record(self.agent(agent_id).id) if standings is not None else None
 
     def reputation(self, agent_id: str) -> float | None:
         """The agent's smoothed mean reward from the DADB (None when there is no DADB)."""
-        if self.dadb is None:
-            return None
-        stats = self.dadb.stats([agent_id]).get(agent_id)
-        visits = stats.visits if stats else 0
-        reward_sum = stats.reward_sum if stats else 0.0
-        return (reward_sum + 1.0) / (visits + 1.0)
+        standings = self.standings()
+        return standings.reputation(agent_id) if standings is not None else None
 
 
 _TEAMS: dict[ReSoSettings, Team] = {}

@@ -79,6 +79,9 @@ class Scorer(ABC):
     """Scores batches of candidate answers. Subclasses implement `score_detailed`."""
 
     name: str = "scorer"
+    blocking: bool = True
+    """Whether `score_detailed` may block (run a model, call a server, read files), so that the engine
+    calls it off the event loop; a scorer that only computes on its items says False and is called in place."""
 
     @abstractmethod
     def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:

@@ -20,6 +20,7 @@ class ConsensusScorer(GroupScorer):
     """Reputation-weighted agreement among the candidates of one subtask."""
 
     name = "consensus"
+    blocking = False  # compares the items' answers, nothing else
 
     def __init__(self, *, rel_tol: float = 0.01, lone_prior: float = 0.5) -> None:
         """Configure the vote.
