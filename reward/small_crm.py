@@ -182,13 +182,17 @@ class SmallCRM:
             verifiers.append(verifier)
         return CrossFitted(verifiers), oof
 
-    def fit(self, records: Sequence[LabelledRecord], *, tune: bool = False) -> SmallCRM:
+    def fit(self, records: Sequence[LabelledRecord], *, tune: bool = False,
+            groups: Sequence[Sequence[int]] | None = None) -> SmallCRM:
         """Learn from labelled records.
 
         Args:
             records: answers with 0/1 labels; records sharing a question are peers.
             tune: choose the answer, group and embedding models' settings from their grids by grouped
                 cross-validation (else the config's settings are used).
+            groups: the group model's training groups, as indices into `records` (each group's answers
+                to one question; `reward/staged_crm.py` draws them the way a run's fine stage asks);
+                default: random groups of `config.group_sizes`.
 
         Returns:
             self, fitted.
@@ -244,8 +248,11 @@ class SmallCRM:
             if not cfg.use_group:
                 self.n_train = len(records)
                 return self
-            groups = random_groups(questions.tolist(), cfg.group_sizes, cfg.group_repeats, cfg.seed)
-            rows = np.concatenate(groups)
+            if groups is None:
+                groups = random_groups(questions.tolist(), cfg.group_sizes, cfg.group_repeats, cfg.seed)
+            elif not groups or any(not members for members in groups):
+                raise ValueError("explicit training groups must be non-empty lists of record indices")
+            rows = np.concatenate([np.asarray(members, dtype=int) for members in groups])
             group_labels = [f"{i}" for i, members in enumerate(groups) for _ in members]
             group_x = peer_features([solutions[i] for i in rows], group_labels, oof[rows], coincidence=cfg.coincidence)
             group_splits = grouped_folds(questions[rows], cfg.folds) if splits is not None else None
