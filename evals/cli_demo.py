@@ -26,6 +26,9 @@ def demo_command(
     test_limit: Annotated[Optional[int], typer.Option(help="Only the first N test items.")] = None,
     swap_split: Annotated[bool, typer.Option(
         help="Train on the test split and test on the training split: a draw with different test questions.")] = False,
+    crm: Annotated[str, typer.Option(
+        help="The CRM fitted on the training split: vote (reliability-weighted vote) or staged (the small "
+             "learned CRM fitted on a staged pass shaped like the test's fine stage).")] = "vote",
     json_output: Annotated[bool, typer.Option("--json", help="Print the tables as one JSON object last.")] = False,
     backend: Annotated[str, typer.Option(help="local: this process | ray: Ray workers (see `reso eval`).")] = "local",
     address: Annotated[Optional[str], typer.Option(
@@ -35,19 +38,21 @@ def demo_command(
     """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
     from rich.console import Console
 
-    from reso.evals.demo import WORLDS, DemoConfig, comparison_rows, run_demo, write_comparison
+    from reso.evals.demo import CRMS, WORLDS, DemoConfig, comparison_rows, run_demo, write_comparison
 
     if world not in WORLDS:
         _fail(f"--world must be one of {', '.join(WORLDS)}")
     if level not in ("easy", "medium", "hard"):
         _fail("--level must be easy, medium or hard")
+    if crm not in CRMS:
+        _fail(f"--crm must be one of {', '.join(CRMS)}, got {crm!r}")
     if backend not in ("local", "ray") or (address is not None and backend != "ray"):
         _fail("--backend must be local or ray (--address goes with ray)")
     if pool or prices:
         pool = _check_pool(pool or _world_pool(world), prices, out)
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
-                        train_limit=train_limit, test_limit=test_limit, swap_split=swap_split)
+                        train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm)
     from reso.evals.backend import BackendError, BackendSetupError, open_backend
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 

@@ -5,8 +5,12 @@ Per benchmark:
 
 1. ReSo in training mode on the train split: rule rewards update the DADB, and every candidate's answer is
    kept as a labelled CRM record.
-2. The CRM is fitted on those records (our own traces, nothing else): a vote weighted by each model's
-   training record, whose coincidence rate of wrong answers is measured on the records.
+2. The CRM is fitted on the training split (our own traces, nothing else). `vote` (the default): a vote
+   weighted by each model's training record, whose coincidence rate of wrong answers is measured on the
+   training run's records. `staged`: a staged pass asks the training questions again the way the test's
+   adaptive fine stage asks (on a copy of the DADB, the first k cost-aware candidates, then the most
+   reliable remaining one, always up to k_max), and the small learned CRM is fitted on those answers,
+   its group model on exactly the groups the fine stage scores (`reward/staged_crm.py`).
 3. On the test split, with the DADB frozen: ReSo (the adaptive fine stage, that CRM) at its default cost
    weight and at a few others (the accuracy–cost picture), every model of the pool alone, a majority vote
    of the three models with the best training record, a cascade whose models are chosen from the training
@@ -59,6 +63,8 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 # the CRM gives the best answer less than this probability of being right, the most reliable remaining
 # agent answers too, up to three.
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
+# The CRMs `reso demo` can fit on the training split (see the module docstring).
+CRMS = ("vote", "staged")
 # Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
 # selection, the paper's fixed fine stage (what the adaptive stage adds), and a first stage of one.
 RESO_VARIANTS: dict[str, dict[str, Any]] = {
@@ -97,6 +103,8 @@ class DemoConfig:
     swap_split: bool = False
     """Train on the test split's composites and test on the training split's: a second draw whose test
     questions are all different from the first's."""
+    crm: str = "vote"
+    """The CRM fitted on the training split and used by every ReSo test run: one of `CRMS`."""
     backend: Backend | None = None
     """Where the questions are answered (`reso.evals.backend`); None: in this process."""
 
@@ -143,9 +151,9 @@ def recorded_baselines(team: Team, log: Log) -> list[str]:
 
 
 def _run(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings: ReSoSettings,
-         limit: int | None, log: Log) -> dict[str, Any]:
+         limit: int | None, log: Log, team: Team | None = None) -> dict[str, Any]:
     problems = load_dataset(dataset, limit=limit)
-    team = team_for(settings)
+    team = team or team_for(settings)
     log(f"{method} on {dataset} ({settings.mode}, {len(problems)} items) → {run_dir}")
     concurrency = config.training_concurrency if settings.mode == "train" else config.concurrency
     eval_config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=run_dir,
@@ -175,6 +183,64 @@ def fit_vote(records_path: Path) -> str:
     return f"reliability:{min(max(q if q is not None else 0.2, 0.02), 0.5):.4f}"
 
 
+def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings, log: Log) -> Path:
+    """Ask the training questions the way the test's adaptive fine stage asks, and return the run folder
+    (its `crm_records.jsonl` holds each subtask's answers in the order they were asked).
+
+    The pass learns on a copy of the trained DADB, so the test sees the DADB training left. It exploits
+    that DADB as the test does (no exploration, the test's cost weight); its scorer is the rule without
+    references, which scores every answer 0, so every subtask escalates to k_max and the CRM meets both the
+    first stage's groups and the escalated ones.
+    """
+    from reso.agents.dadb import DADB
+    from reso.graphs.team import build_team
+
+    run_dir = out / "train-staged"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    copy = run_dir / "dadb.sqlite"
+    for stale in run_dir.glob("dadb.sqlite*"):
+        stale.unlink()
+    for leftover in ("results.jsonl", "crm_records.jsonl"):  # a rerun starts over, like its DADB copy
+        (run_dir / leftover).unlink(missing_ok=True)
+    trained, target = DADB(out / "dadb.sqlite", mode="test"), DADB(copy, mode="train")
+    try:
+        target.load_stats(trained.all_stats())
+    finally:
+        trained.close()
+        target.close()
+    settings = base.replace(mode="train", db=str(copy), scorer="rule", exploration=0.0,
+                            **{**RESO_TEST, "confidence": 1.0})
+    # A team of its own, not the process's cached one: a cached team would still hold the copy it
+    # learned on before, which was just replaced.
+    team = build_team(settings)
+    try:
+        _run(config, dataset, "reso", run_dir, settings, config.train_limit, log, team=team)
+    finally:
+        if team.dadb is not None:
+            team.dadb.close()
+    return run_dir
+
+
+def fit_staged(records_path: Path, out: Path) -> str:
+    """The staged CRM fitted on a staged pass's records and saved to `out`; returns its scorer spec."""
+    from reso.reward.records import load_records
+    from reso.reward.staged_crm import fit_staged_crm
+
+    crm = fit_staged_crm(load_records(records_path), k=int(RESO_TEST["k"]), k_max=int(RESO_TEST["k_max"]))
+    crm.save(out)
+    return f"staged:{out}"
+
+
+def fit_crm(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings, log: Log) -> str:
+    """The scorer spec of the CRM `config.crm` names, fitted on the training split."""
+    if config.crm == "vote":
+        return fit_vote(out / "train-reso" / "crm_records.jsonl")
+    if config.crm == "staged":
+        staged = staged_pass(config, out, dataset, base, log)
+        return fit_staged(staged / "crm_records.jsonl", out / "crm-staged")
+    raise ValueError(f"unknown CRM {config.crm!r}; choose one of {', '.join(CRMS)}")
+
+
 def _folder(method: str) -> str:
     return "test-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in method)
 
@@ -190,8 +256,8 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) ->
                                   cost_weight=config.training_cost_weight,
                                   exploration=config.training_exploration)
     _run(config, train_set, "reso", out / "train-reso", train_settings, config.train_limit, log)
-    scorer = fit_vote(out / "train-reso" / "crm_records.jsonl")
-    log(f"CRM fitted on the training run's records: {scorer}")
+    scorer = fit_crm(config, out, train_set, base, log)
+    log(f"CRM fitted on the training split: {scorer}")
     test = base.replace(mode="test", scorer=scorer, **RESO_TEST)
     team = team_for(test)
     # (label, method, run folder, settings)
@@ -216,6 +282,8 @@ def run_demo(config: DemoConfig, log: Log = print) -> dict[str, list[dict[str, A
     """Run the whole job: test summaries by benchmark stem."""
     if config.world not in WORLDS:
         raise ValueError(f"unknown world {config.world!r}; choose one of {', '.join(WORLDS)}")
+    if config.crm not in CRMS:
+        raise ValueError(f"unknown CRM {config.crm!r}; choose one of {', '.join(CRMS)}")
     return {b.stem: run_benchmark(config, b, log) for b in WORLDS[config.world]}
 
 
