@@ -1,9 +1,15 @@
-"""`reso solve`: answer one question with a live progress view, or as one JSON object."""
+"""`reso solve`: answer one question with a live progress view, or as one JSON object; with `--checkpoint`,
+saved under a thread that a rerun with `--thread` resumes (from any machine, on a `postgresql://` store).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import sys
+import textwrap
+import uuid
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, Optional
 
@@ -80,6 +86,66 @@ def _check_planner_options(planner: str | None, planner_model: str | None) -> No
                 f"--planner-model {planner_model!r} is not a model spec of the form PROVIDER:MODEL") from None
 
 
+def _check_thread_options(checkpoint: str | None, thread: str | None) -> None:
+    if thread is not None and not thread.strip():
+        raise QuestionInputError("--thread must not be empty")
+    if thread is not None and not checkpoint:
+        raise QuestionInputError("--thread needs --checkpoint PATH|postgresql://… (or $RESO_CHECKPOINT_URL): "
+                                 "without a checkpoint store there is no thread to save or resume")
+
+
+def _store_name(checkpoint: str) -> str:
+    from reso.agents.db_url import is_postgres_url, redact_url
+
+    return redact_url(checkpoint) if is_postgres_url(checkpoint) else checkpoint
+
+
+def _saved_run(run: Any, checkpoint: str, thread: str) -> Any:
+    """What `checkpoint` holds under `thread` (a `reso.graphs.api.SavedRun`, or None); opening the store
+    here also checks it before the run starts.
+
+    Raises:
+        QuestionInputError: The store cannot be opened (its URL's password hidden).
+    """
+    import sqlite3
+
+    from reso.agents.db_url import is_postgres_url
+    from reso.graphs.api import ReSo
+    from reso.graphs.checkpointer import CheckpointError
+
+    try:
+        if not is_postgres_url(checkpoint):
+            # Checked here, synchronously: aiosqlite's thread, failing to open a folder, would print a
+            # traceback of its own once the event loop is gone.
+            Path(checkpoint).parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.closing(sqlite3.connect(checkpoint)) as connection:
+                connection.execute("PRAGMA schema_version")
+        return asyncio.run(ReSo.in_run(run, checkpoint_path=checkpoint).asaved(thread))
+    except CheckpointError as error:
+        raise QuestionInputError(f"--checkpoint {_first_line(error)}") from None
+    except (sqlite3.Error, OSError) as error:
+        raise QuestionInputError(f"--checkpoint {checkpoint}: cannot open as a checkpoint store: {error}") from None
+
+
+def _question_to_run(text: str | None, saved: Any, checkpoint: str, thread: str) -> str:
+    """The question the run answers: the saved one when resuming, which a question given must match.
+
+    Raises:
+        QuestionInputError: No question and nothing saved under the thread, or a saved run of another question.
+    """
+    if saved is None:
+        if text is None:
+            raise QuestionInputError(f"--thread {thread}: {_store_name(checkpoint)} holds no run of this thread "
+                                     "to resume; give the question to start one")
+        return text
+    question: str = saved.result.question
+    if text is not None and text != question.strip():
+        raise QuestionInputError(
+            f"--thread {thread}: {_store_name(checkpoint)} holds a run of another question "
+            f"({textwrap.shorten(question, 60)!r}); leave the question out to resume it, or choose another thread")
+    return question
+
+
 def settings_from_options(**options: Any) -> Any:
     from reso.graphs.settings import ReSoSettings
 
@@ -136,6 +202,12 @@ def solve(
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
     db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
         "DADB (agent reputations): a SQLite file or a postgresql:// URL; default $RESO_DB_URL."))] = None,
+    checkpoint: Annotated[Optional[str], typer.Option(envvar="RESO_CHECKPOINT_URL", show_envvar=False, help=(
+        "Save the run under its thread, to resume it: a SQLite file or a postgresql:// URL; "
+        "default $RESO_CHECKPOINT_URL."))] = None,
+    thread: Annotated[Optional[str], typer.Option(help=(
+        "With --checkpoint: the thread to save the run under, or to resume (QUESTION may then be left out); "
+        "default: a new one, printed first."))] = None,
     max_usd: Annotated[Optional[float], typer.Option(help="USD budget for the question.")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(help="Token budget for the question.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
@@ -144,18 +216,36 @@ def solve(
     from reso.evals.progress import progress_console, run_with_progress, stage
 
     console = progress_console(quiet=json_output)
+    checkpoint = checkpoint or None  # an empty $RESO_CHECKPOINT_URL is no store
+    saved = None
     try:
-        text = read_question(question, file)
+        _check_thread_options(checkpoint, thread)
+        resuming = thread is not None and question is None and file is None
+        text = None if resuming else read_question(question, file)
+        new_thread = checkpoint is not None and thread is None
+        if new_thread:
+            thread = uuid.uuid4().hex
         # The first progress line, before any heavy import: building the team loads the agents layer, the
         # pool's recordings or clients, the selector's index and the scorer, which takes a second or two.
         with stage(console, TEAM_STAGE):
             run = _run_context(planner=planner, planner_model=planner_model, pool=pool, prices=prices,
                                k=k, scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
+            if checkpoint is not None and thread is not None:
+                saved = _saved_run(run, checkpoint, thread)
+                text = _question_to_run(text, saved, checkpoint, thread)
     except ValueError as error:  # every configuration error of the layers below is a ValueError
         _fail(_first_line(error), 2)
-    result = run_with_progress(text, run, console=console)
+    assert text is not None
+    if new_thread:  # said before the run starts: a run that is killed prints nothing after
+        typer.echo(f"note: thread {thread}: if this run stops, rerun with --thread {thread} to resume it",
+                   err=True)
+    if saved is not None and saved.ended:  # answered before: its saved result, without asking anyone again
+        result = saved.result
+    else:
+        result = run_with_progress(text, run, console=console, checkpoint=checkpoint, thread_id=thread,
+                                   plan=saved.result.plan if saved is not None else None)
     if json_output:
-        typer.echo(json.dumps(result.to_json()))
+        typer.echo(json.dumps({**result.to_json(), **({"thread_id": thread} if thread else {})}))
     else:
         typer.echo(f"answer: {result.answer if result.answer is not None else '(none)'}  "
                    f"[{result.status}; {result.usage.total_tokens} tokens; ${result.usage.cost_usd:.4f}; "

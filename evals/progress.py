@@ -56,16 +56,16 @@ def _view(plan: list[dict[str, Any]], status: dict[str, str], detail: dict[str, 
     return _table(plan, status, detail) if plan else Spinner("dots", text=PLANNING)
 
 
-async def _run(question: str, run: RunContext, console: Console) -> Result:
+async def _run(question: str, run: RunContext, console: Console, checkpoint: str | None,
+               thread_id: str | None, plan: list[dict[str, Any]]) -> Result:
     from reso.graphs.api import ReSo
 
-    plan: list[dict[str, Any]] = []
     status: dict[str, str] = {}
     detail: dict[str, str] = {}
     result: Result | None = None
     with Live(_view(plan, status, detail), console=console, transient=False, auto_refresh=False) as live:
         live.refresh()
-        async for event in ReSo.in_run(run).astream(question):
+        async for event in ReSo.in_run(run, checkpoint_path=checkpoint).astream(question, thread_id=thread_id):
             kind = event.get("event")
             if kind == "plan":
                 plan = event["plan"]
@@ -78,13 +78,19 @@ async def _run(question: str, run: RunContext, console: Console) -> Result:
                 detail[event["id"]] = f"{event['agent']}: {event['value']}"
             elif kind == "result":
                 result = event["result"]
+                # A resumed run streams only the subtasks it had left; the result holds them all.
+                status |= {step.id: step.status for step in result.steps}
+                detail |= {step.id: f"{step.agent}: {step.value}" for step in result.steps}
             live.update(_view(plan, status, detail), refresh=True)
     assert result is not None, "the graph ended without a result"
     return result
 
 
-def run_with_progress(question: str, run: RunContext, *, quiet: bool = False,
-                      console: Console | None = None) -> Result:
+def run_with_progress(question: str, run: RunContext, *, quiet: bool = False, console: Console | None = None,
+                      checkpoint: str | None = None, thread_id: str | None = None,
+                      plan: list[dict[str, Any]] | None = None) -> Result:
     """Solve `question` in the run context `run`, drawing progress on `console` (standard error by default)
-    unless `quiet`."""
-    return asyncio.run(_run(question, run, console or progress_console(quiet=quiet)))
+    unless `quiet`; with `checkpoint` (`reso.graphs.checkpointer`), saved under `thread_id` and resumed from
+    it when unfinished there, `plan` being the plan it saved (its planning does not run again)."""
+    return asyncio.run(_run(question, run, console or progress_console(quiet=quiet), checkpoint, thread_id,
+                            list(plan or [])))

@@ -31,6 +31,15 @@ from reso.graphs.team import Team, team_for
 T = TypeVar("T")
 
 
+@dataclasses.dataclass(frozen=True)
+class SavedRun:
+    """A thread's run in a checkpoint store: its result so far (the question, the plan once made; the
+    subtasks of an unfinished run are kept in the subgraph's checkpoints, not here) and whether it ended."""
+
+    result: Result
+    ended: bool
+
+
 class ReSo:
     """A configured ReSo system: its run context (settings, the team they describe) and optionally a
     checkpoint store.
@@ -54,10 +63,10 @@ class ReSo:
         self._review_graph: Any = None
 
     @classmethod
-    def in_run(cls, context: RunContext) -> ReSo:
+    def in_run(cls, context: RunContext, *, checkpoint_path: str | Path | None = None) -> ReSo:
         """A ReSo whose questions run in `context`, built by its caller (the evaluation runner: with the
-        run's budget and learn-once service)."""
-        reso = cls(context.settings)
+        run's budget and learn-once service; `reso solve`: with its `--checkpoint`)."""
+        reso = cls(context.settings, checkpoint_path=checkpoint_path)
         reso._given = context
         return reso
 
@@ -187,6 +196,17 @@ class ReSo:
         result = self._result(state, thread_id)
         await self._learn_once(run, result, thread_id)
         return result
+
+    async def asaved(self, thread_id: str) -> SavedRun | None:
+        """`thread_id`'s run as the checkpoint store holds it; None without a store or a saved question."""
+        if self.checkpoint_path is None:
+            return None
+        async with self._graph() as graph:
+            snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+        state = dict(snapshot.values)
+        if not state.get("question"):
+            return None
+        return SavedRun(self._result(state, thread_id), ended=not snapshot.next)
 
     @staticmethod
     def _result(state: dict[str, Any], thread_id: str) -> Result:

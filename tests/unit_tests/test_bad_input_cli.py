@@ -448,3 +448,36 @@ def test_eval_refuses_a_rerun_with_other_settings_into_the_same_out(tmp_path: Pa
     assert (out / "results.jsonl").read_text().startswith(rows)
     (out / "provenance.json").write_text('{"method": 3}')
     assert_one_error_line(invoke(*args), 2, f"{out / 'provenance.json'}: field 'method': Input should be a valid string")
+
+
+# -- checkpoints of `reso solve` ------------------------------------------------------------------------------
+
+def test_solve_checkpoint_and_thread_errors_are_one_line(tmp_path: Path) -> None:
+    from tests.unit_tests.test_cli_solve import JANET
+
+    store = tmp_path / "checkpoints.sqlite"
+    assert_one_error_line(invoke("solve", "What is 2+2?", "--thread", "t1"), 2,
+                          "--thread needs --checkpoint PATH|postgresql://… (or $RESO_CHECKPOINT_URL)")
+    assert_one_error_line(invoke("solve", "What is 2+2?", "--checkpoint", str(store), "--thread", " "), 2,
+                          "--thread must not be empty")
+    assert_one_error_line(invoke("solve", "--checkpoint", str(store), "--thread", "t1"), 2,
+                          f"error: --thread t1: {store} holds no run of this thread to resume; give the question")
+    assert invoke("solve", JANET, "--checkpoint", str(store), "--thread", "t1").exit_code == 0
+    assert_one_error_line(invoke("solve", "What is 2+2?", "--checkpoint", str(store), "--thread", "t1"), 2,
+                          f"error: --thread t1: {store} holds a run of another question ('Janet’s ducks lay",
+                          "leave the question out to resume it, or choose another thread")
+    assert_one_error_line(invoke("solve", "What is 2+2?", "--checkpoint", str(tmp_path), "--thread", "t1"), 2,
+                          f"error: --checkpoint {tmp_path}: cannot open as a checkpoint store: unable to open")
+    not_sqlite = write(tmp_path / "notes.txt", "not a database\n")
+    assert_one_error_line(invoke("solve", "What is 2+2?", "--checkpoint", str(not_sqlite)), 2,
+                          f"error: --checkpoint {not_sqlite}: cannot open as a checkpoint store: file is not a")
+
+
+def test_an_unreachable_checkpoint_server_is_one_line_without_its_password(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph.checkpoint.postgres", reason="the postgres extra is not installed")
+    url = f"postgresql://reso:pw-canary-ckpt-1a2b@/reso?host={tmp_path / 'nothing-listens'}"
+    result = invoke("solve", "What is 2+2?", "--checkpoint", url, "--thread", "t1")
+    line = assert_one_error_line(result, 2, "error: --checkpoint postgresql://reso:***@/reso?host=",
+                                 ": cannot open the checkpoint database: connection",
+                                 "nothing-listens/.s.PGSQL.5432\" failed: No such file or directory")
+    assert "pw-canary-ckpt-1a2b" not in line
