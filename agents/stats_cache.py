@@ -51,8 +51,10 @@ class Standings:
 
     def model_record(self, agent_id: str) -> tuple[float, int]:
         """(reward sum, visits) of the agent's model over all its roles."""
-        same = list(self.same_model[agent_id])
-        return float(self.table.reward_sum[same].sum()), int(self.table.visits[same].sum())
+        # A few positions: plain sums beat numpy's fancy indexing by an order of magnitude.
+        same = self.same_model[agent_id]
+        table = self.table
+        return float(sum(table.reward_sum[i] for i in same)), int(sum(table.visits[i] for i in same))
 
 
 class StatsCache:

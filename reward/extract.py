@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 # A plain decimal number, with optional thousands separators and exponent. It never starts inside a
 # digit run or after "#" (a label such as "horse #12"); the sign is only taken when it is not the minus
@@ -80,6 +81,13 @@ def extract_answer(text: str) -> str | None:
     """
     if not isinstance(text, str) or not text.strip():
         return None
+    return _extract(text)
+
+
+# One answer text is read several times (the breaker's check, the value passed on, the CRM's vote,
+# the results row): remembered by text, as the normalised forms are below.
+@lru_cache(maxsize=2048)
+def _extract(text: str) -> str | None:
     try:
         text = _CALCULATOR.sub("", cut_follow_on(text[-_MAX_TEXT:]))
         for finder in (_last_boxed, _hash_marked, _answer_phrase, _last_number):
@@ -110,6 +118,11 @@ def normalize_answer(answer: str | None) -> str | None:
     """
     if not isinstance(answer, str):
         return None
+    return _normalize(answer)
+
+
+@lru_cache(maxsize=4096)
+def _normalize(answer: str) -> str | None:
     s = answer.strip()
     if not s:
         return None
