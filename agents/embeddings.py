@@ -67,17 +67,27 @@ class HashEmbedder:
         if dim < 2:
             raise ValueError(f"hash embedder dimension must be at least 2, got {dim}")
         from sklearn.feature_extraction.text import HashingVectorizer
+        from sklearn.utils import murmurhash3_32
 
         self.dim = dim
         self.name = f"hash:{dim}"
         self._vectorizer = HashingVectorizer(
             n_features=dim, ngram_range=(1, 2), alternate_sign=True, norm=None, lowercase=True
         )
+        self._analyze = self._vectorizer.build_analyzer()
+        self._hash = murmurhash3_32
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return normalize_rows(self._vectorizer.transform(list(texts)).toarray())
+        # Hashed here rather than by `HashingVectorizer.transform`, which builds and checks a sparse matrix
+        # per call at five times the cost of hashing the few n-grams of a subtask; the n-grams come from
+        # the vectorizer's own analyzer and the hash is the murmurhash3 it uses, so the vectors are the
+        # same (tests/unit_tests/test_embeddings.py compares them).
+        rows = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for row, text in zip(rows, texts, strict=True):
+            for gram in self._analyze(text):
+                h = self._hash(gram, seed=0)
+                row[abs(h) % self.dim] += 1.0 if h >= 0 else -1.0
+        return normalize_rows(rows)
 
 
 class MiniLMEmbedder:

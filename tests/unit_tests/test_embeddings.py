@@ -21,6 +21,22 @@ def test_hash_embedder_is_deterministic_normalised_and_sees_shared_words() -> No
     assert first.name == "hash:128" and first.dim == 128
 
 
+def test_hash_embedder_gives_scikit_learns_hashing_vectors() -> None:
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    rng = np.random.default_rng(0)
+    alphabet = list("abcdefghij klmnopqrstuvwxyz ABC 0123 .,;:!?*[]()$ éßü漢字\n\t-")
+    texts = ["", "   ", "a b c", "Please calculate the value of Answer[0]*Answer[1]*Answer[2].",
+             "Ünïcödé ßtraße, naïve café", "x" * 500,
+             *("".join(rng.choice(alphabet, size=int(rng.integers(0, 200)))) for _ in range(300))]
+    for dim in (7, 256):
+        sklearn = HashingVectorizer(n_features=dim, ngram_range=(1, 2), alternate_sign=True, norm=None,
+                                    lowercase=True).transform(texts).toarray()
+        expected = sklearn / np.maximum(np.linalg.norm(sklearn, axis=1, keepdims=True), 1e-300)
+        np.testing.assert_allclose(HashEmbedder(dim).embed(texts), expected.astype(np.float32), rtol=1e-6, atol=1e-7)
+    assert HashEmbedder(16).embed([]).shape == (0, 16)
+
+
 @pytest.mark.parametrize("spec", ["hash:x", "hash:1", "bert", "openai:", "minilm:large"])
 def test_bad_specs_are_rejected_with_the_spec_named(spec: str) -> None:
     with pytest.raises(ValueError, match="spec"):
