@@ -1,7 +1,8 @@
 """The Ray backend on a two-node Ray cluster on this machine (two `ray start` nodes, started once for the module
 and stopped after) with a real PostgreSQL DADB: training with four workers learns every recorded call
-once, a worker killed mid-run loses no item, a second run into a folder being written is refused, and a
-run budget holds across workers.
+once, a worker killed mid-run loses no item, a second run into a folder being written is refused, a
+run budget holds across workers, and a driver (`reso eval --backend ray --address`) killed mid-run resumes
+when its command is run again.
 
 The workers' teams are `reso bench scale`'s fake agents of fixed latency (`LatencyTeam`), learning into the
 DADB the settings name.
@@ -14,7 +15,9 @@ import json
 import logging
 import os
 import signal
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ from reso.evals.ray_backend import RayBackend
 from reso.evals.ray_cluster import LocalCluster, start_local_cluster, wait_for_nodes
 from reso.evals.results import ResultsBusyError
 from reso.evals.runner import EvalConfig, run_eval
+from tests.integration_tests.test_crash_resume import DATASET, RESO, ROOT, _env, _kill_after_lines
 
 pytestmark = pytest.mark.integration
 
@@ -171,3 +175,39 @@ def test_eval_refuses_an_address_where_no_cluster_answers_in_one_line(tmp_path: 
     assert result.stderr.strip() == (f"error: --address {address}: no Ray cluster answers there (Connection "
                                      "refused); start one with `ray start --head`")
     assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
+def _idle(ray_module: Any, timeout_s: float = 30.0) -> bool:
+    """Whether every logical CPU of the cluster is free again (workers hold one each) within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if ray_module.available_resources().get("CPU", 0.0) >= ray_module.cluster_resources().get("CPU", 0.0):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_driver_killed_mid_run_resumes_from_its_results_and_the_dadb(cluster: LocalCluster, postgres_url: str,
+                                                                       tmp_path: Path) -> None:
+    """`reso eval --backend ray --address` SIGKILLed after a few rows, then the same command again: every item
+    once, DADB visits equal to the updates the rows record, and the killed driver's workers gone with it (they
+    belong to its Ray job, not detached), the cluster itself still up."""
+    items, out = 16, tmp_path / "sweep" / "train"
+    command = [RESO, "eval", "--mode", "train", "--dataset", DATASET, "--limit", str(items), "--out", str(out),
+               "--db", postgres_url, "--quiet", "--embedder", "hash:256", "--concurrency", "4",
+               "--backend", "ray", "--address", cluster.address, "--workers", "2"]
+    assert _idle(ray)
+    killed_at = _kill_after_lines(command, out / "results.jsonl", 3)
+    assert 3 <= killed_at < items, "the kill landed partway"
+    assert _idle(ray), "the killed driver's workers outlived it"
+    assert sum(1 for node in ray.nodes() if node.get("Alive")) == NODES
+    written = (out / "results.jsonl").read_text(encoding="utf-8")
+    finished = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=180)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert (out / "results.jsonl").read_text(encoding="utf-8").startswith(written[:written.rfind("\n") + 1])
+    rows = _rows(out)
+    assert sorted(row["id"] for row in rows) == sorted({row["id"] for row in rows}) and len(rows) == items
+    assert json.loads(finished.stdout)["dataset"] == DATASET
+    with open_dadb(postgres_url) as dadb:
+        assert dadb.total_visits() == _recorded_updates(out) > items
+        assert len(dadb.applied_keys()) == items
