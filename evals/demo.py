@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reso.evals.backend import Backend
+from reso.evals.backends.base import Backend
 from reso.evals.datasets import load_dataset
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
-from reso.evals.report import write_run_report, write_sweep_report
+from reso.evals.reports.report import write_run_report, write_sweep_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
@@ -106,7 +106,7 @@ class DemoConfig:
     crm: str = "vote"
     """The CRM fitted on the training split and used by every ReSo test run: one of `CRMS`."""
     backend: Backend | None = None
-    """Where the questions are answered (`reso.evals.backend`); None: in this process."""
+    """Where the questions are answered (`reso.evals.backends.base`); None: in this process."""
 
 
 def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
@@ -297,7 +297,7 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
     """The table of one benchmark: ReSo's runs, the best single model, the cheapest single model within three
     points of it, vote, cascade, random and the oracle, each with its 95 % interval, its cost relative to the
     best single model, and the paired bootstrap interval of its accuracy difference from the best single."""
-    from reso.evals.compare import compare_runs, load_run
+    from reso.evals.reports.compare import compare_runs, load_run
 
     singles = [s for s in summaries if s["method"].startswith("single:")]
     best = max(singles, key=lambda s: (s["accuracy"], -s["cost_usd"])) if singles else None

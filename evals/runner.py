@@ -29,14 +29,14 @@ from typing import Any
 
 from reso.agents.db_url import redact
 from reso.agents.failures import FailureKind
-from reso.evals.backend import Backend, InProcess
+from reso.evals.backends.base import Backend, InProcess
 from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem
 from reso.evals.ledger import item_key, reconcile, run_id
 from reso.evals.methods import Method
 from reso.evals.provenance import Provenance
+from reso.evals.reports.stats import wilson_interval
 from reso.evals.results import ResultsFile
-from reso.evals.stats import wilson_interval
 from reso.graphs.budget import RUN_SCOPE, Budget
 from reso.graphs.context import RunContext
 from reso.graphs.learning import LearnOnce, result_updates
@@ -179,7 +179,7 @@ def _cut_by_run_budget(result: Result) -> bool:
 async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                    progress: ProgressCallback | None = None, backend: Backend | None = None) -> dict[str, Any]:
     """Run `config.method` on `problems` (skipping those already in the results file); returns the summary.
-    `backend` answers the questions (default: this process; `reso.evals.backend`); this process alone
+    `backend` answers the questions (default: this process; `reso.evals.backends`); this process alone
     writes the results and applies the learning."""
     config.out.mkdir(parents=True, exist_ok=True)
     settings = config.settings.replace(**config.method.overrides)

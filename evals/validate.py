@@ -25,7 +25,7 @@ from reso.evals.datasets.release_format import (
     question_value,
     split_recorded,
 )
-from reso.evals.synth import product_of
+from reso.evals.synth.mas import product_of
 
 FINAL_REL_TOL = 0.01
 REQUIRED = ("dag", "node_info", "problem_text", "gt_plan", "gt_subtask", "answer_number")

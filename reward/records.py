@@ -29,7 +29,7 @@ from typing import Any
 _OPTIONAL_TEXT_FIELDS = ("context", "agent_id", "model", "question_id", "reference")
 _SPLIT_PATTERN = re.compile(r"^(first|last):(\d+)$")
 _HASH_SPLIT_PATTERN = re.compile(r"^(train|test)(?::(0?\.\d+))?$")
-# The salt of `reso.evals.synth_gsm8k.SPLIT_SALT` (the reward layer does not import evals): a question
+# The salt of `reso.evals.synth.gsm8k.SPLIT_SALT` (the reward layer does not import evals): a question
 # held out here is held out there, so no CRM is fitted on a question GSM8K-MAS tests on.
 SPLIT_SALT = "reso-gsm8k-mas-split-v1"
 DEFAULT_TEST_FRACTION = 0.2

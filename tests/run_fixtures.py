@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reso.evals.stats import wilson_interval
+from reso.evals.reports.stats import wilson_interval
 
 SETTINGS = {"pool": "", "k": 2, "cost_weight": 1.0, "selection": "ucb", "scorer": "consensus", "mode": "test",
             "db": "dadb.sqlite", "seed": 0}

@@ -1,6 +1,6 @@
 """`reso bench dag`: how close the engine's wall time gets to each question's critical path.
 
-Task DAGs are drawn with the paper's generator (`reso.evals.synth.random_dag`) at the MATH-MAS sizes
+Task DAGs are drawn with the paper's generator (`reso.evals.synth.mas.random_dag`) at the MATH-MAS sizes
 (Easy / Medium / Hard: 3 / 5 / 7 sub-questions plus a final step that integrates all of them) and run
 through the real engine — the ReSo API, the UCB selector over a FAISS profile index, the consensus CRM
 and an in-memory DADB in training mode — with fake agents that only wait. Each agent's latency for each
@@ -33,7 +33,7 @@ from pydantic import Field
 
 from reso.agents.pool import Pool, pool_from_dict
 from reso.agents.prompting import current_subtask
-from reso.evals.synth import random_dag
+from reso.evals.synth.mas import random_dag
 
 LEVELS: dict[str, int] = {"easy": 3, "medium": 5, "hard": 7}
 """Sub-questions per MATH-MAS difficulty level (the final integration step comes on top)."""

@@ -2,8 +2,8 @@
 
 The same batch of `reso bench eval`'s latency-bound questions (`bench_problems`: three sub-questions and
 an integration step, every one answered by fake agents that wait a fixed latency, `bench_team`) goes
-through the real runner with the Ray backend (`reso.evals.ray_backend`), once per worker count. The cluster
-is two `ray start` nodes on this machine (`reso.evals.ray_cluster`), or an existing one (`address`); the
+through the real runner with the Ray backend (`reso.evals.backends.ray_backend`), once per worker count. The cluster
+is two `ray start` nodes on this machine (`reso.evals.backends.ray_cluster`), or an existing one (`address`); the
 workers are spread over its nodes. Each worker answers `concurrency` questions at once, so a worker's ideal
 throughput is `concurrency / critical path` whatever the cores: the agents wait, they do not compute.
 
@@ -66,8 +66,8 @@ def bench_settings(*, k: int = 2, seed: int = 0, mode: Mode = "test", db: str = 
 
 def _one_run(workers: int, *, questions: int, latency_s: float, concurrency: int, agents: int, k: int,
              seed: int, out: Path) -> dict[str, Any]:
+    from reso.evals.backends.ray_backend import RayBackend
     from reso.evals.methods import parse_method
-    from reso.evals.ray_backend import RayBackend
     from reso.evals.runner import EvalConfig, run_eval
 
     factory = LatencyTeam(latency_s, agents)
@@ -116,7 +116,7 @@ def run_bench(*, workers: Sequence[int] = (1, 2, 4), questions: int = 128, laten
         raise ValueError(f"k must be at least 2 so that a fake agent answers every step, got {k}")
     import ray
 
-    from reso.evals.ray_cluster import start_local_cluster, wait_for_nodes
+    from reso.evals.backends.ray_cluster import start_local_cluster, wait_for_nodes
 
     cluster = None if address else start_local_cluster(nodes, cpus_per_node=math.ceil(max(workers) / nodes))
     try:

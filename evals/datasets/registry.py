@@ -14,7 +14,7 @@ from reso.evals.datasets.loaders import load_file
 from reso.evals.datasets.problem import DatasetError, Problem
 
 if TYPE_CHECKING:
-    from reso.evals.synth_gsm8k import Split
+    from reso.evals.synth.gsm8k import Split
 
 DATA_ROOT_ENV = "RESO_DATA_ROOT"
 DEFAULT_DATA_ROOT = Path("..") / "shared" / "data"
@@ -132,7 +132,7 @@ def _gsm8k_mas_entry(name: str, level: str, split: Split) -> _Entry:
 
     def build(_root: Path | None) -> list[Problem]:
         from reso.agents.defaults import default_replay_path
-        from reso.evals.synth_gsm8k import build_gsm8k_mas
+        from reso.evals.synth.gsm8k import build_gsm8k_mas
 
         items = build_gsm8k_mas(default_replay_path(), size=size, n=count, seed=GSM8K_MAS_SEED, split=split,
                                 id_prefix=name)
@@ -147,7 +147,7 @@ def _linked_mas_entry(name: str, file_name: str, level: str, split: Split) -> _E
 
     def build(_root: Path | None) -> list[Problem]:
         from reso.agents.defaults import data_dir
-        from reso.evals.synth_questions import build_linked_mas
+        from reso.evals.synth.questions import build_linked_mas
 
         path = data_dir() / file_name
         if not path.is_file():

@@ -27,11 +27,11 @@ import pytest
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]')")
 
 from reso.agents.dadb_open import open_dadb
+from reso.evals.backends.ray_backend import RayBackend
+from reso.evals.backends.ray_cluster import LocalCluster, start_local_cluster, wait_for_nodes
 from reso.evals.bench.eval import CALCULATOR, bench_problems
 from reso.evals.bench.scale import LatencyTeam, bench_settings
 from reso.evals.methods import parse_method
-from reso.evals.ray_backend import RayBackend
-from reso.evals.ray_cluster import LocalCluster, start_local_cluster, wait_for_nodes
 from reso.evals.results import ResultsBusyError
 from reso.evals.runner import EvalConfig, run_eval
 from tests.integration_tests.test_crash_resume import DATASET, RESO, ROOT, _env, _kill_after_lines

@@ -16,7 +16,7 @@ import pytest
 
 from reso.evals.datasets import Problem
 from reso.evals.methods import parse_method
-from reso.evals.report import write_run_report
+from reso.evals.reports.report import write_run_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
 from tests.engine_fakes import ScriptedAnswerer, scripted_team

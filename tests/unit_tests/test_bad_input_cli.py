@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from reso.evals import cli_plan
 from reso.evals.cli import app
+from reso.evals.cli import plan as cli_plan
 from reso.reward.base import ScoreItem
 from reso.reward.registry import build_scorer
 from tests.fakes import ScriptedChatModel

@@ -10,8 +10,8 @@ import typer
 from langchain_core.messages import AIMessage
 from typer.testing import CliRunner
 
-from reso.evals import cli_plan
-from reso.evals.cli_plan import plan_command
+from reso.evals.cli import plan as cli_plan
+from reso.evals.cli.plan import plan_command
 from reso.graphs.planners import NO_MODEL_NOTE, StructuralPlanner
 from tests.fakes import ScriptedChatModel
 

@@ -65,9 +65,9 @@ def test_the_first_progress_line_shows_before_the_team_is_built(monkeypatch):
     from rich.console import Console
 
     import reso.graphs.team as team
-    from reso.evals import progress
     from reso.evals.bench.startup import visible_text
-    from reso.evals.cli_solve import TEAM_STAGE
+    from reso.evals.cli import progress
+    from reso.evals.cli.solve import TEAM_STAGE
 
     screen = StringIO()
     monkeypatch.setattr(progress, "progress_console",
@@ -94,7 +94,7 @@ def test_json_output_draws_no_progress(monkeypatch):
 
     from rich.console import Console
 
-    from reso.evals import progress
+    from reso.evals.cli import progress
 
     screen = StringIO()
     monkeypatch.setattr(progress, "progress_console",

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from reso.evals import progress
-from reso.evals.cli import app
+from reso.evals.cli import app, progress
 from tests.unit_tests.test_cli_solve import JANET
 
 

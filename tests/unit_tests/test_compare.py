@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from reso.evals.cli import app
-from reso.evals.compare import CompareError, compare_runs, load_run
-from reso.evals.stats import paired_bootstrap, wilson_interval
+from reso.evals.reports.compare import CompareError, compare_runs, load_run
+from reso.evals.reports.stats import paired_bootstrap, wilson_interval
 from tests.run_fixtures import pattern_run, result_row, write_run
 
 

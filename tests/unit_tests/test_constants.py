@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reso.evals.constants import choose_constant, integer_tokens, is_safe
+from reso.evals.synth.constants import choose_constant, integer_tokens, is_safe
 
 
 def _safe_values(text: str) -> list[int]:

@@ -4,12 +4,14 @@ loads no heavy library, and every exported name resolves to the object its modul
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import subprocess
 import sys
 
 import pytest
 
-PACKAGES = ("reso.agents", "reso.graphs", "reso.reward", "reso.evals")
+PACKAGES = ("reso.agents", "reso.graphs", "reso.reward", "reso.evals", "reso.evals.backends", "reso.evals.cli",
+            "reso.evals.reports", "reso.evals.synth")
 HEAVY = ("torch", "transformers", "faiss", "sentence_transformers", "sklearn", "langgraph", "langchain_core")
 
 
@@ -23,6 +25,23 @@ def test_every_exported_name_resolves_to_its_modules_object(name):
         assert getattr(package, exported) is getattr(module, exported)
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         package.nothing_here  # noqa: B018
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_no_exported_name_is_also_a_submodule(name):
+    # Importing `package.x` sets the attribute `x` to the module, replacing an exported object of that name.
+    package = importlib.import_module(name)
+    submodules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+    assert submodules and not submodules & set(package.__all__)
+
+
+def test_the_cli_package_exports_the_console_scripts_app():
+    import typer
+
+    from reso.evals.cli.main import app
+
+    cli = importlib.import_module("reso.evals.cli")
+    assert isinstance(cli.app, typer.Typer) and cli.app is app
 
 
 def test_importing_the_packages_loads_no_heavy_library():

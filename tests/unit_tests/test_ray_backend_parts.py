@@ -16,17 +16,17 @@ from typer.testing import CliRunner
 from reso.agents.failures import FailureKind
 from reso.agents.invoke import models_for_pool
 from reso.agents.pool import pool_from_dict
-from reso.evals.backend import BackendSetupError, open_backend
-from reso.evals.bench.dag import bench_pool
-from reso.evals.cli import app
-from reso.evals.ray_backend import RayBackend, RaySolver, WorkerRun, _cause_line
-from reso.evals.ray_shared import (
+from reso.evals.backends.base import BackendSetupError, open_backend
+from reso.evals.backends.ray_backend import RayBackend, RaySolver, WorkerRun, _cause_line
+from reso.evals.backends.ray_shared import (
     ClusterRateLimiter,
     RateLimits,
     SharedRunBudget,
     SpendLedger,
     share_rate_limits,
 )
+from reso.evals.bench.dag import bench_pool
+from reso.evals.cli import app
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.settings import ReSoSettings

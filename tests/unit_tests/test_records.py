@@ -228,7 +228,7 @@ def test_gzip_files_and_comma_separated_lists_load(tmp_path: Path) -> None:
 
 
 def test_hash_split_is_the_gsm8k_mas_split_and_partitions_questions() -> None:
-    from reso.evals.synth_gsm8k import SPLIT_SALT, split_of
+    from reso.evals.synth.gsm8k import SPLIT_SALT, split_of
     from reso.reward.records import SPLIT_SALT as RECORDS_SALT
     from reso.reward.records import hash_side
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from reso.evals.dag_svg import dag_svg, layers
-from reso.evals.html_report import render_run_html
-from reso.evals.plots import CostPoint, pareto_front
-from reso.evals.report import write_run_report, write_sweep_report
-from reso.evals.run_labels import ORACLE_LABEL, method_kind, run_labels
+from reso.evals.reports.dag_svg import dag_svg, layers
+from reso.evals.reports.html_report import render_run_html
+from reso.evals.reports.plots import CostPoint, pareto_front
+from reso.evals.reports.report import write_run_report, write_sweep_report
+from reso.evals.reports.run_labels import ORACLE_LABEL, method_kind, run_labels
 from tests.run_fixtures import pattern_run, result_row, write_run
 
 

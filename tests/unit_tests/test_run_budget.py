@@ -9,7 +9,7 @@ import json
 from reso.agents.dadb import DADB
 from reso.agents.failures import FailureKind
 from reso.evals.methods import parse_method
-from reso.evals.report import write_run_report
+from reso.evals.reports.report import write_run_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext

@@ -141,7 +141,7 @@ def test_unknown_methods_are_refused():
 
 
 def test_reports_for_a_run_and_a_sweep(tmp_path):
-    from reso.evals.report import agent_choices, write_run_report, write_sweep_report
+    from reso.evals.reports.report import agent_choices, write_run_report, write_sweep_report
 
     problems = [_problem(i) for i in range(4)]
     _run(tmp_path / "train", problems, mode="train")

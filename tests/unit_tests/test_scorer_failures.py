@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reso.evals.methods import parse_method
-from reso.evals.report import write_run_report
+from reso.evals.reports.report import write_run_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer, failed_score, is_failure, scorer_failures

@@ -13,7 +13,7 @@ from reso.evals.datasets import DatasetError
 from reso.evals.datasets.loaders import release_problem
 from reso.evals.datasets.records import Record
 from reso.evals.datasets.release_format import parse_plan
-from reso.evals.synth_gsm8k import build_gsm8k_mas, read_replay_questions, split_questions
+from reso.evals.synth.gsm8k import build_gsm8k_mas, read_replay_questions, split_questions
 from reso.evals.validate import validate_item
 
 REPLAY = {row["id"]: row for row in (json.loads(line) for line in

@@ -17,7 +17,7 @@ from reso.evals.datasets.loaders import release_problem
 from reso.evals.datasets.numeric import parse_exact
 from reso.evals.datasets.records import Record
 from reso.evals.datasets.release_format import LINKED_CONSTANT_RE, node_text, split_recorded
-from reso.evals.synth_questions import build_linked_mas, read_questions, side_of
+from reso.evals.synth.questions import build_linked_mas, read_questions, side_of
 from reso.evals.validate import validate_item
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "datasets" / "questions_sample.jsonl"

@@ -5,7 +5,7 @@ with RayBackend(address="head:6379", workers=4) as backend:    # None: a local R
     summary = asyncio.run(run_eval(config, problems, team, backend=backend))
 ```
 
-Each run starts `workers` actors (`reso.evals.ray_worker.SolveWorker`), spread over the cluster's nodes, each
+Each run starts `workers` actors (`reso.evals.backends.ray_worker.SolveWorker`), spread over the cluster's nodes, each
 building its own team from the run's settings and answering up to `ceil(concurrency / workers)` questions at
 once; the driver sends each question to the least busy worker. Results come back to the driver, which alone
 writes `results.jsonl` and applies the learning (`reso.evals.runner`), so resume, provenance, reports and
@@ -16,7 +16,7 @@ exactly-once learning are the single-process ones. What the workers share:
   in-memory DADB (each worker would have its own);
 - the run budget: a `SpendLedger` actor sums every worker's calls; the driver reads it after each result
   and stops sending questions once the run is spent, and each worker refuses calls then, give or take the
-  calls already in flight (`reso.evals.ray_shared`);
+  calls already in flight (`reso.evals.backends.ray_shared`);
 - each model's `requests_per_second`, one bucket for the cluster (`RateLimits`). `params.max_concurrency`
   stays per worker process: an endpoint may see up to `workers` times that many calls at once.
 
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reso.agents.db_url import is_postgres_url, redact
-from reso.evals.backend import BackendError, BackendSetupError
-from reso.evals.ray_shared import RateLimits, SpendLedger
-from reso.evals.ray_worker import SolveWorker, TeamFactory, WorkerSpec
+from reso.evals.backends.base import BackendError, BackendSetupError
+from reso.evals.backends.ray_shared import RateLimits, SpendLedger
+from reso.evals.backends.ray_worker import SolveWorker, TeamFactory, WorkerSpec
 from reso.graphs.context import RunContext
 from reso.graphs.records import Result
 from reso.graphs.team import build_team

@@ -53,7 +53,7 @@ def demo_command(
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm)
-    from reso.evals.backend import BackendError, BackendSetupError, open_backend
+    from reso.evals.backends.base import BackendError, BackendSetupError, open_backend
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     try:

@@ -213,7 +213,7 @@ def solve(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
     """Answer QUESTION with a self-organising team of agents."""
-    from reso.evals.progress import progress_console, run_with_progress, stage
+    from reso.evals.cli.progress import progress_console, run_with_progress, stage
 
     console = progress_console(quiet=json_output)
     checkpoint = checkpoint or None  # an empty $RESO_CHECKPOINT_URL is no store

@@ -1,7 +1,7 @@
 """What the Ray workers of one run share: the run's spending (for its budget) and the models' rate limits.
 
 Each is a small Ray actor, one per run, whose handle the workers receive; the classes here are plain
-Python (wrapped by `ray.remote` where the run starts them, `reso.evals.ray_backend`), so this module imports
+Python (wrapped by `ray.remote` where the run starts them, `reso.evals.backends.ray_backend`), so this module imports
 without Ray.
 
 - `SpendLedger`: the run's tokens and USD, summed over every worker's calls, and the time since the run

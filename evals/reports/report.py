@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reso.evals.plots import CostPoint, plot_accuracy_cost, plot_curve, plot_heatmap
-from reso.evals.run_labels import method_kind, method_label, run_labels
+from reso.evals.reports.plots import CostPoint, plot_accuracy_cost, plot_curve, plot_heatmap
+from reso.evals.reports.run_labels import method_kind, method_label, run_labels
 
 
 def _rows(run_dir: Path) -> list[dict[str, Any]]:
@@ -60,7 +60,7 @@ def accuracy_interval(summary: dict[str, Any]) -> list[float] | None:
     """The summary's 95 % interval of its accuracy (computed for summaries written before it was kept)."""
     if "accuracy_ci95" in summary:
         return summary["accuracy_ci95"]
-    from reso.evals.stats import wilson_interval
+    from reso.evals.reports.stats import wilson_interval
 
     return wilson_interval(summary["correct"], summary["n"])
 
@@ -86,7 +86,7 @@ def _scorer_failure_lines(failures: dict[str, Any] | None) -> list[str]:
 def write_run_report(run_dir: Path) -> Path:
     """Write `run_dir/report.md` and `run_dir/report.html` (and their plots) from the run's summary and
     results; returns the markdown page's path."""
-    from reso.evals.html_report import write_run_html
+    from reso.evals.reports.html_report import write_run_html
 
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     summary["accuracy_ci95"] = accuracy_interval(summary)
@@ -159,7 +159,7 @@ def cost_points(summaries: Sequence[dict[str, Any]]) -> list[CostPoint]:
 def paired_against_best_single(parent: Path, summaries: Sequence[dict[str, Any]]) -> list[str]:
     """Markdown lines: every run against the most accurate single model on the items all runs share, with
     paired bootstrap intervals; a sentence saying why when there is no such comparison."""
-    from reso.evals.compare import CompareError, compare_runs, load_run, shared_ids
+    from reso.evals.reports.compare import CompareError, compare_runs, load_run, shared_ids
 
     singles = [i for i, s in enumerate(summaries) if method_kind(s["method"]) == "single"]
     if not singles:

@@ -15,9 +15,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from reso.evals.dag_svg import ARROW_DEFS, dag_svg
-from reso.evals.report import interval_text
-from reso.evals.run_labels import method_label
+from reso.evals.reports.dag_svg import ARROW_DEFS, dag_svg
+from reso.evals.reports.report import interval_text
+from reso.evals.reports.run_labels import method_label
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1100px;padding:0 1em;color:#222}

@@ -70,9 +70,9 @@ def eval_command(
     import asyncio
 
     from reso.agents.pool import PoolError
+    from reso.evals.cli.progress_bar import EvalProgress
     from reso.evals.datasets import DatasetError, load_dataset
     from reso.evals.methods import MethodError, parse_method
-    from reso.evals.progress_bar import EvalProgress
     from reso.evals.runner import EvalConfig, run_eval
     from reso.graphs.escalation import policy_for
     from reso.graphs.settings import ReSoSettings
@@ -120,7 +120,7 @@ def eval_command(
     config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
                         limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
                         budget_seconds=budget_seconds)
-    from reso.evals.backend import BackendError, BackendSetupError, open_backend
+    from reso.evals.backends.base import BackendError, BackendSetupError, open_backend
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     try:
@@ -132,7 +132,7 @@ def eval_command(
         raise fail(str(error)) from None
     except BackendError as error:
         raise fail(str(error), code=1) from None
-    from reso.evals.report import write_run_report, write_sweep_report
+    from reso.evals.reports.report import write_run_report, write_sweep_report
 
     write_run_report(out)
     write_sweep_report(out.parent)

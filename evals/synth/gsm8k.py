@@ -17,7 +17,7 @@ from reso.evals.datasets.numeric import format_number, json_number, parse_exact
 from reso.evals.datasets.problem import DatasetError
 from reso.evals.datasets.records import read_records
 from reso.evals.datasets.release_format import recorded_suffix
-from reso.evals.synth import assemble_item, draw_groups, product_of, random_dag
+from reso.evals.synth.mas import assemble_item, draw_groups, product_of, random_dag
 
 Split = Literal["train", "test"]
 SPLIT_SALT = "reso-gsm8k-mas-split-v1"

@@ -1,6 +1,6 @@
 """A Ray worker of an evaluation: its own team, built from the run's settings, answering the questions it is sent.
 
-`SolveWorker` is plain Python; `reso.evals.ray_backend` starts it as an async Ray actor (many questions in
+`SolveWorker` is plain Python; `reso.evals.backends.ray_backend` starts it as an async Ray actor (many questions in
 flight on its event loop). It builds its team with the run's team factory (`build_team` for the CLI: pool,
 models, index, scorer, and the DADB the settings name, which every worker and the driver share), adapts it
 to the run's method as the runner does, and answers in a run context with a learn-once service, so that
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reso.evals.backends.ray_shared import SharedRunBudget, share_rate_limits
 from reso.evals.datasets import Problem
 from reso.evals.methods import Method
-from reso.evals.ray_shared import SharedRunBudget, share_rate_limits
 from reso.graphs.api import ReSo
 from reso.graphs.context import RunContext
 from reso.graphs.learning import LearnOnce

@@ -1,8 +1,8 @@
 """Linked MAS composites from any file of questions with numeric answers (`reso synth mas --questions`).
 
-The paper's linking algorithm (method.md §4, evals/synth.py) over a file of plain `{id, question, answer}`
+The paper's linking algorithm (method.md §4, evals/synth/mas.py) over a file of plain `{id, question, answer}`
 records, such as the many-model recordings of MATH Level 5 and GSM8K: each question's replaceable constant
-is chosen automatically (evals/constants.py), a child's constant becomes "the sum of Answer[parents] plus
+is chosen automatically (evals/synth/constants.py), a child's constant becomes "the sum of Answer[parents] plus
 adj" in place, exactly where its digits stood, and the composite closes with the product of all answers.
 A question with no safe constant can only be the DAG's root, which keeps its text.
 
@@ -20,13 +20,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
-from reso.evals.constants import Constant, choose_constant
 from reso.evals.datasets.numeric import format_number, json_number, parse_exact_answer
 from reso.evals.datasets.problem import DatasetError
 from reso.evals.datasets.records import Record, read_records
 from reso.evals.datasets.release_format import edge_description, linked_constant, recorded_suffix
-from reso.evals.synth import assemble_item, draw_groups, format_adj, product_of, random_dag
-from reso.evals.synth_gsm8k import split_of
+from reso.evals.synth.constants import Constant, choose_constant
+from reso.evals.synth.gsm8k import split_of
+from reso.evals.synth.mas import assemble_item, draw_groups, format_adj, product_of, random_dag
 
 Split = Literal["train", "test", "all"]
 SPLITS: tuple[Split, ...] = ("train", "test", "all")

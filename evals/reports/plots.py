@@ -70,7 +70,7 @@ class CostPoint:
     """One run on the accuracy–cost picture."""
 
     label: str
-    kind: str  # single | reso | baseline | oracle (see reso.evals.run_labels.method_kind)
+    kind: str  # single | reso | baseline | oracle (see reso.evals.reports.run_labels.method_kind)
     cost_per_item_usd: float
     accuracy: float
     accuracy_ci95: Sequence[float] | None = None

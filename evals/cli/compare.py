@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 import typer
 
 if TYPE_CHECKING:
-    from reso.evals.compare import Comparison
+    from reso.evals.reports.compare import Comparison
 
 
 def _fail(message: str) -> NoReturn:
@@ -42,7 +42,7 @@ def compare_command(
 ) -> None:
     """Compare runs on their shared items: accuracy with 95 % intervals, cost, tokens, and paired bootstrap
     intervals of each run's accuracy difference and cost ratio against the reference."""
-    from reso.evals.compare import CompareError, compare_runs, load_run
+    from reso.evals.reports.compare import CompareError, compare_runs, load_run
 
     if resamples < 1:
         _fail(f"--resamples must be >= 1, got {resamples}")
@@ -68,7 +68,7 @@ def compare_command(
 
 
 def _write(out: Path, comparison: Comparison, report: dict) -> list[str]:
-    from reso.evals.plots import CostPoint, plot_accuracy_cost
+    from reso.evals.reports.plots import CostPoint, plot_accuracy_cost
 
     out.mkdir(parents=True, exist_ok=True)
     points = [CostPoint(run.label, run.kind, run.cost_per_item_usd, run.accuracy, run.accuracy_ci95)

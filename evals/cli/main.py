@@ -6,14 +6,14 @@ from __future__ import annotations
 import typer
 
 from reso.evals.bench.cli import app as bench_app
-from reso.evals.cli_compare import compare_command
-from reso.evals.cli_crm import app as crm_app
-from reso.evals.cli_demo import demo_command
-from reso.evals.cli_eval import eval_command
-from reso.evals.cli_plan import plan_command
-from reso.evals.cli_pool import app as pool_app
-from reso.evals.cli_solve import solve
-from reso.evals.cli_synth import app as synth_app
+from reso.evals.cli.compare import compare_command
+from reso.evals.cli.crm import app as crm_app
+from reso.evals.cli.demo import demo_command
+from reso.evals.cli.eval import eval_command
+from reso.evals.cli.plan import plan_command
+from reso.evals.cli.pool import app as pool_app
+from reso.evals.cli.solve import solve
+from reso.evals.cli.synth import app as synth_app
 
 app = typer.Typer(
     name="reso",
@@ -30,6 +30,3 @@ app.command("plan")(plan_command)
 app.command("eval")(eval_command)
 app.command("demo")(demo_command)
 app.command("compare")(compare_command)
-
-if __name__ == "__main__":  # `python -m reso.evals.cli …`, as the `reso` script (for -X importtime, say)
-    app()

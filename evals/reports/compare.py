@@ -1,6 +1,6 @@
 """Comparing finished runs on the items they share: each run's accuracy with its Wilson interval, cost and
 tokens, and against a reference run the paired bootstrap intervals of the accuracy difference and of the
-cost ratio (`reso.evals.stats`).
+cost ratio (`reso.evals.reports.stats`).
 
 Run folders are read, never written: no lock is taken, so a run still in progress can be compared as it
 stands (its last line, if cut short, is left out, as a resume would).
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from reso.evals.run_labels import method_kind, run_labels
-from reso.evals.stats import DEFAULT_RESAMPLES, PairedInterval, paired_bootstrap, wilson_interval
+from reso.evals.reports.run_labels import method_kind, run_labels
+from reso.evals.reports.stats import DEFAULT_RESAMPLES, PairedInterval, paired_bootstrap, wilson_interval
 
 # What a comparison reads from every results line.
 _ROW_FIELDS = ("id", "correct", "usage")

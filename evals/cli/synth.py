@@ -41,7 +41,7 @@ def mas(
         if split is not None or test_fraction is not None:
             _fail("--split and --test-fraction apply to --questions only (a --pool is used whole)")
         from reso.evals.datasets.records import read_records
-        from reso.evals.synth import synthesize_mas
+        from reso.evals.synth.mas import synthesize_mas
 
         try:
             items = synthesize_mas([record.data for record in read_records(pool)], size, n, seed,
@@ -53,7 +53,7 @@ def mas(
     if questions is None:
         _fail(give_one)
 
-    from reso.evals.synth_questions import SPLITS, build_linked_mas
+    from reso.evals.synth.questions import SPLITS, build_linked_mas
 
     split = split or "all"
     if split not in SPLITS:
@@ -81,7 +81,7 @@ def gsm8k(
     """Compose GSM8K-MAS items: k verbatim recorded GSM8K questions plus the product step, split by question."""
     from reso.agents.defaults import default_replay_path
     from reso.evals.datasets import DatasetError
-    from reso.evals.synth_gsm8k import build_gsm8k_mas
+    from reso.evals.synth.gsm8k import build_gsm8k_mas
 
     if split not in ("train", "test"):
         _fail(f"--split must be 'train' or 'test', got {split!r}")

@@ -6,7 +6,7 @@ questions: `Backend.solver` hands the runner a `Solver` for one run, entered aro
 `Solver.solve` returns a question's `Result`, whose candidates carry the rewards the runner then applies.
 A solver whose questions run elsewhere keeps the run context's budget up to date with what they spent, so
 the runner's checks see it. `InProcess` solves with `ReSo.in_run` on the runner's own event loop;
-`reso.evals.ray_backend.RayBackend` shards the questions over Ray workers.
+`reso.evals.backends.ray_backend.RayBackend` shards the questions over Ray workers.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def open_backend(name: str, *, address: str | None = None, workers: int = 2,
         return
     if name != "ray":
         raise BackendSetupError(f"--backend must be local or ray, got {name!r}")
-    from reso.evals.ray_backend import RayBackend
+    from reso.evals.backends.ray_backend import RayBackend
 
     cache = str(Path(cache_file).resolve()) if cache_file else None
     with RayBackend(address=address, workers=workers, cache_file=cache) as backend:
