@@ -1,12 +1,15 @@
 """The agents layer: who can answer a subtask, how they are called, and how they are chosen.
 
-- Who: agent profiles and pools (`Agent`, `ModelSpec`, `Pool`, `load_pool`) and their chat models
-  (`load_chat_model`: hosted and OpenAI-compatible endpoints, offline replay of recorded answers, exact
-  tools).
-- Calling: `call_agent` turns one call into an `AgentAnswer` (tokens, cost, latency, and on failure its
-  `FailureKind`), retried under a `RetryPolicy`, with a circuit breaker per endpoint (`Health`).
-- Choosing: the profile embedder and FAISS index, the DADB of every agent's statistics (`AgentDatabase`,
-  `open_dadb`) and the selectors (`UCBSelector`, `RandomSelector`, all implementing `Selector`).
+- Who, at the top: agent profiles and pools (`Agent`, `ModelSpec`, `Pool`, `load_pool`; `profiles.py`,
+  `pool.py`, `pool_source.py`) and the embedded defaults (`defaults.py`, the package data in `data/`).
+- Calling, `adapters/`: their chat models (`load_chat_model`: hosted and OpenAI-compatible endpoints, local
+  checkpoints, offline replay of recorded answers, exact tools), and `call_agent`, which turns one call into
+  an `AgentAnswer` (tokens, cost, latency, and on failure its `FailureKind`), retried under a `RetryPolicy`,
+  with a circuit breaker per endpoint (`Health`).
+- Choosing, `selection/`: the profile embedder and FAISS index, the scores and the selectors
+  (`UCBSelector`, `RandomSelector`, all implementing `Selector`).
+- Remembering, `dadb/`: the DADB of every agent's statistics (`AgentDatabase`, `open_dadb`) on SQLite or
+  PostgreSQL.
 
 Public names are imported on first use, so `import reso.agents` loads no model library.
 """
@@ -17,42 +20,48 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reso.agents.answers import AgentAnswer
-    from reso.agents.dadb_base import AgentDatabase
-    from reso.agents.dadb_open import open_dadb
-    from reso.agents.embeddings import Embedder, load_embedder
-    from reso.agents.failures import FailureKind
-    from reso.agents.health import Health
-    from reso.agents.index import ProfileIndex
-    from reso.agents.invoke import call_agent
-    from reso.agents.models import load_chat_model
+    from reso.agents.adapters.answers import AgentAnswer
+    from reso.agents.adapters.failures import FailureKind
+    from reso.agents.adapters.health import Health
+    from reso.agents.adapters.invoke import call_agent
+    from reso.agents.adapters.loader import load_chat_model
+    from reso.agents.adapters.retry import RetryPolicy
+    from reso.agents.dadb.base import AgentDatabase
+    from reso.agents.dadb.open import open_dadb
     from reso.agents.pool import Pool, PoolError, load_pool
     from reso.agents.profiles import Agent, ModelSpec
-    from reso.agents.retry import RetryPolicy
-    from reso.agents.selector import Candidate, RandomSelector, Selector, SelectorConfig, UCBSelector
+    from reso.agents.selection.embeddings import Embedder, load_embedder
+    from reso.agents.selection.index import ProfileIndex
+    from reso.agents.selection.selector import (
+        Candidate,
+        RandomSelector,
+        Selector,
+        SelectorConfig,
+        UCBSelector,
+    )
 
 _EXPORTS: dict[str, str] = {
-    "AgentAnswer": "reso.agents.answers",
-    "AgentDatabase": "reso.agents.dadb_base",
-    "open_dadb": "reso.agents.dadb_open",
-    "Embedder": "reso.agents.embeddings",
-    "load_embedder": "reso.agents.embeddings",
-    "FailureKind": "reso.agents.failures",
-    "Health": "reso.agents.health",
-    "ProfileIndex": "reso.agents.index",
-    "call_agent": "reso.agents.invoke",
-    "load_chat_model": "reso.agents.models",
+    "AgentAnswer": "reso.agents.adapters.answers",
+    "AgentDatabase": "reso.agents.dadb.base",
+    "open_dadb": "reso.agents.dadb.open",
+    "Embedder": "reso.agents.selection.embeddings",
+    "load_embedder": "reso.agents.selection.embeddings",
+    "FailureKind": "reso.agents.adapters.failures",
+    "Health": "reso.agents.adapters.health",
+    "ProfileIndex": "reso.agents.selection.index",
+    "call_agent": "reso.agents.adapters.invoke",
+    "load_chat_model": "reso.agents.adapters.loader",
     "Pool": "reso.agents.pool",
     "PoolError": "reso.agents.pool",
     "load_pool": "reso.agents.pool",
     "Agent": "reso.agents.profiles",
     "ModelSpec": "reso.agents.profiles",
-    "RetryPolicy": "reso.agents.retry",
-    "Candidate": "reso.agents.selector",
-    "RandomSelector": "reso.agents.selector",
-    "Selector": "reso.agents.selector",
-    "SelectorConfig": "reso.agents.selector",
-    "UCBSelector": "reso.agents.selector",
+    "RetryPolicy": "reso.agents.adapters.retry",
+    "Candidate": "reso.agents.selection.selector",
+    "RandomSelector": "reso.agents.selection.selector",
+    "Selector": "reso.agents.selection.selector",
+    "SelectorConfig": "reso.agents.selection.selector",
+    "UCBSelector": "reso.agents.selection.selector",
 }
 
 __all__ = [

@@ -11,7 +11,7 @@ models:                      # crossed with `roles`
     price_in: 0.0
     price_out: 0.0
 roles: [Algebra, Geometry]    # built-in role names, or {name, profile, system_prompt, domain}
-prices: my_prices.yaml       # optional price list (`reso.agents.prices`) for models without price_in/out
+prices: my_prices.yaml       # optional price list (`reso.agents.adapters.prices`) for models without price_in/out
 agents:                      # explicit agents, added as they are
   - id: calculator
     model: {spec: "tool:calculator"}
@@ -37,7 +37,7 @@ from typing import Any, overload
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from reso.agents.prices import (
+from reso.agents.adapters.prices import (
     FREE_PROVIDERS,
     PriceList,
     PriceListError,

@@ -1,8 +1,8 @@
 """What the command line's `--pool` and `--prices` name, as one pool.
 
 `--pool` is a pool YAML file, `replay:FILE[,FILE…][#MODEL]` (the default roster over recorded models,
-`reso.agents.replay_pool`) or nothing (the embedded default pool); `--prices FILE` is a price list
-(`reso.agents.prices`) that prices the pool's models the pool does not price itself. The layers below take
+`reso.agents.adapters.replay_pool`) or nothing (the embedded default pool); `--prices FILE` is a price list
+(`reso.agents.adapters.prices`) that prices the pool's models the pool does not price itself. The layers below take
 a pool as a YAML path, so a combination that is not a plain file is written out as one (with absolute
 paths, so it loads from anywhere), named by its content.
 """
@@ -37,7 +37,7 @@ def pool_document(pool: str | None, prices: Path | None = None) -> tuple[Any, Pa
         PoolError: A missing or unreadable pool file, or a bad `replay:` target.
     """
     if pool and pool.startswith(REPLAY_PREFIX):
-        from reso.agents.replay_pool import replay_pool_config
+        from reso.agents.adapters.replay_pool import replay_pool_config
 
         return replay_pool_config(pool.removeprefix(REPLAY_PREFIX), prices), None
     source = Path(pool).expanduser() if pool else default_pool_path()

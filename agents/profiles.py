@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reso.agents.faults import FaultConfig
+from reso.agents.adapters.faults import FaultConfig
 
 AgentKind = Literal["llm", "tool"]
 
@@ -57,7 +57,7 @@ class ModelSpec(BaseModel):
     price_out: float | None = Field(default=None, ge=0, description="USD per million output tokens.")
     params: dict[str, Any] = Field(default_factory=dict, description="Extra chat-model keyword arguments.")
     faults: FaultConfig | None = Field(default=None, description=(
-        "Inject faults into a share of this model's calls (testing; see reso.agents.faults)."))
+        "Inject faults into a share of this model's calls (testing; see reso.agents.adapters.faults)."))
 
     @property
     def provider(self) -> str:

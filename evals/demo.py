@@ -192,7 +192,7 @@ def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings,
     references, which scores every answer 0, so every subtask escalates to k_max and the CRM meets both the
     first stage's groups and the escalated ones.
     """
-    from reso.agents.dadb import DADB
+    from reso.agents.dadb.sqlite import DADB
     from reso.graphs.team import build_team
 
     run_dir = out / "train-staged"

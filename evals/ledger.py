@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from reso.agents.dadb_base import Update
+from reso.agents.dadb.base import Update
 from reso.graphs.learning import LearnOnce
 
 __all__ = ["item_key", "reconcile", "row_updates", "run_id"]

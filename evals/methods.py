@@ -29,7 +29,7 @@ from typing import Any
 
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
-from reso.agents.selector import Candidate
+from reso.agents.selection.selector import Candidate
 from reso.graphs.escalation import Cascade
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, extract_answer
@@ -83,7 +83,7 @@ class Method:
         if self.kind == "reso":
             return team
         if self.kind == "random":
-            from reso.agents.selector import RandomSelector, SelectorConfig
+            from reso.agents.selection.selector import RandomSelector, SelectorConfig
 
             return dataclasses.replace(team, selector=RandomSelector(team.pool, config=SelectorConfig(seed=seed)))
         if self.kind == "oracle":

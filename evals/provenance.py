@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from reso.agents.db_url import is_postgres_url, without_credentials
+from reso.agents.dadb.url import is_postgres_url, without_credentials
 from reso.agents.pool import Pool
 from reso.evals.datasets import Problem
 from reso.evals.results import ResultsFormatError

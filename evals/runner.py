@@ -27,8 +27,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from reso.agents.db_url import redact
-from reso.agents.failures import FailureKind
+from reso.agents.adapters.failures import FailureKind
+from reso.agents.dadb.url import redact
 from reso.evals.backends.base import Backend, InProcess
 from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from reso.agents.failures import FailureKind
+from reso.agents.adapters.failures import FailureKind
 from reso.agents.profiles import Agent
 
 # A rough characters-per-token ratio for English prompts, used only to estimate a call's input cost

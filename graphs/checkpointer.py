@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from reso.agents.db_url import is_postgres_url, redact_url, scrub, without_credentials
+from reso.agents.dadb.url import is_postgres_url, redact_url, scrub, without_credentials
 
 CheckpointLocation = Path | str
 # Concurrent first runs would otherwise race through the saver's schema migrations.

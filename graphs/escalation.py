@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from reso.agents.selector import Candidate
+from reso.agents.selection.selector import Candidate
 from reso.reward.answers import answers_match
 from reso.reward.reliability_vote import record_reliability
 

@@ -14,10 +14,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from reso.agents.answers import AgentAnswer
-from reso.agents.invoke import call_agent
-from reso.agents.selector import Candidate
-from reso.agents.stats_cache import Standings
+from reso.agents.adapters.answers import AgentAnswer
+from reso.agents.adapters.invoke import call_agent
+from reso.agents.selection.selector import Candidate
+from reso.agents.selection.stats_cache import Standings
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.escalation import Asked, AskingPolicy

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from reso.agents.dadb_base import AgentDatabase, Update
+from reso.agents.dadb.base import AgentDatabase, Update
 from reso.graphs.records import StepRecord
 from reso.graphs.settings import ReSoSettings
 

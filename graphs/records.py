@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reso.agents.failures import FailureKind
+from reso.agents.adapters.failures import FailureKind
 
 StepStatus = Literal["done", "failed", "skipped"]
 

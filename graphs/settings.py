@@ -38,7 +38,7 @@ class ReSoSettings:
     ucb_variant: Literal["thompson", "kl-ucb", "normalized", "paper"] = field(
         default="thompson",
         metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, cost-normalised UCB "
-                  "or the paper's UCB (see reso.agents.scoring)."},
+                  "or the paper's UCB (see reso.agents.selection.scoring)."},
     )
     cost_weight: float = field(default=1.0, metadata={"description": "Weight of the cost penalty in UCB."})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})

@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reso.agents.answers import AgentAnswer
-from reso.agents.prompting import ContextAnswer, render_subtask_prompt
-from reso.agents.selector import Candidate
-from reso.agents.stats_cache import Standings
+from reso.agents.adapters.answers import AgentAnswer
+from reso.agents.adapters.prompting import ContextAnswer, render_subtask_prompt
+from reso.agents.selection.selector import Candidate
+from reso.agents.selection.stats_cache import Standings
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.escalation import policy_for

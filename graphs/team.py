@@ -15,12 +15,12 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from reso.agents.health import Health
+from reso.agents.adapters.health import Health
+from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.pool import Pool, load_pool
 from reso.agents.profiles import Agent
-from reso.agents.retry import RetryPolicy
-from reso.agents.selector import Selector
-from reso.agents.stats_cache import Standings, StatsCache
+from reso.agents.selection.selector import Selector
+from reso.agents.selection.stats_cache import Standings, StatsCache
 from reso.graphs.escalation import AskingPolicy
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Scorer
@@ -79,12 +79,12 @@ _TEAMS_LOCK = threading.Lock()
 
 def build_team(settings: ReSoSettings) -> Team:
     """Load the pool and build models, selector, scorer and DADB for `settings` (not cached)."""
-    from reso.agents.dadb_open import open_dadb
+    from reso.agents.adapters.invoke import models_for_pool
+    from reso.agents.adapters.loader import load_chat_model
+    from reso.agents.dadb.open import open_dadb
     from reso.agents.defaults import default_pool_path
-    from reso.agents.embeddings import load_embedder
-    from reso.agents.invoke import models_for_pool
-    from reso.agents.models import load_chat_model
-    from reso.agents.selector import RandomSelector, SelectorConfig, UCBSelector
+    from reso.agents.selection.embeddings import load_embedder
+    from reso.agents.selection.selector import RandomSelector, SelectorConfig, UCBSelector
     from reso.reward.registry import build_scorer
 
     pool = load_pool(Path(settings.pool) if settings.pool else default_pool_path())

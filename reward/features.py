@@ -171,7 +171,7 @@ def peer_features(
 
 @functools.lru_cache(maxsize=1)
 def _embedder() -> Any:
-    from reso.agents.embeddings import load_embedder
+    from reso.agents.selection.embeddings import load_embedder
 
     return load_embedder("minilm")
 

@@ -154,7 +154,7 @@ def load_judge(
     environment variables the spec names.
     """
     if model_spec:
-        from reso.agents.models import load_chat_model
+        from reso.agents.adapters.loader import load_chat_model
 
         chat_model = load_chat_model(model_spec)
     if chat_model is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reso.agents.dadb_base import AgentDatabase, Mode
+from reso.agents.dadb.base import AgentDatabase, Mode
 from tests.postgres_server import PostgresServer, server_bindir, start_server, unavailable_reason
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -60,7 +60,7 @@ class DADBStore:
 
     def open(self, name: str | None = None, mode: Mode = "train") -> AgentDatabase:
         """The DADB called `name` (None: a new private one, like `DADB()` in memory)."""
-        from reso.agents.dadb_open import open_dadb
+        from reso.agents.dadb.open import open_dadb
 
         if name is None and self._server is None:
             return open_dadb(None, mode=mode)

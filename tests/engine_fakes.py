@@ -12,9 +12,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from reso.agents.adapters.prompting import current_subtask
 from reso.agents.pool import Pool, pool_from_dict
-from reso.agents.prompting import current_subtask
-from reso.agents.selector import Candidate
+from reso.agents.selection.selector import Candidate
 from reso.graphs.team import Team
 from reso.reward.base import Score, ScoreItem, Scorer
 
@@ -96,7 +96,7 @@ def scripted_pool(agent_ids: Sequence[str]) -> Pool:
 
 def scripted_team(models: Mapping[str, BaseChatModel], choose: Callable[[str], list[str]],
                   scorer: Scorer | None = None) -> Team:
-    from reso.agents.tools import CalculatorChatModel
+    from reso.agents.adapters.tools import CalculatorChatModel
 
     pool = scripted_pool([i for i in models if i != "calc"])
     all_models = {"calc": CalculatorChatModel(), **models}

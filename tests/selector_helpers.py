@@ -10,11 +10,11 @@ import math
 
 import numpy as np
 
-from reso.agents.dadb import DADB
-from reso.agents.embeddings import load_embedder
-from reso.agents.index import ProfileIndex
+from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import Pool, pool_from_dict
-from reso.agents.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.embeddings import load_embedder
+from reso.agents.selection.index import ProfileIndex
+from reso.agents.selection.selector import SelectorConfig, UCBSelector
 
 HASH = load_embedder("hash:64")
 

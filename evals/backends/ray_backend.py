@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reso.agents.db_url import is_postgres_url, redact
+from reso.agents.dadb.url import is_postgres_url, redact
 from reso.evals.backends.base import BackendError, BackendSetupError
 from reso.evals.backends.ray_shared import RateLimits, SpendLedger
 from reso.evals.backends.ray_worker import SolveWorker, TeamFactory, WorkerSpec

@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.rate_limiters import BaseRateLimiter, InMemoryRateLimiter
 
-from reso.agents.models import RATE_LIMIT_PARAMS
+from reso.agents.adapters.loader import RATE_LIMIT_PARAMS
 from reso.graphs.budget import RUN_SCOPE, Budget
 from reso.graphs.team import Team
 
@@ -146,7 +146,7 @@ def share_rate_limits(team: Team, limits: Any) -> int:
         inner = getattr(model, "inner", model)  # a fault-injecting wrapper holds the limited model
         if not params or inner is None or not isinstance(getattr(inner, "rate_limiter", None), InMemoryRateLimiter):
             continue
-        # The same key as the process-wide sharing (`reso.agents.invoke.ModelCache`): the model spec.
+        # The same key as the process-wide sharing (`reso.agents.adapters.invoke.ModelCache`): the model spec.
         key = agent.model.model_dump_json(exclude={"name", "price_in", "price_out"})
         inner.rate_limiter = ClusterRateLimiter(limits, key, params)
         changed += 1

@@ -61,7 +61,7 @@ class SolveWorker:
     def __init__(self, spec: WorkerSpec) -> None:
         if Path(spec.cwd).is_dir():
             os.chdir(spec.cwd)
-        from reso.agents.cache import disable_response_cache, enable_response_cache
+        from reso.agents.adapters.cache import disable_response_cache, enable_response_cache
 
         if spec.cache_file:
             enable_response_cache(spec.cache_file)

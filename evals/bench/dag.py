@@ -31,8 +31,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
+from reso.agents.adapters.prompting import current_subtask
 from reso.agents.pool import Pool, pool_from_dict
-from reso.agents.prompting import current_subtask
 from reso.evals.synth.mas import random_dag
 
 LEVELS: dict[str, int] = {"easy": 3, "medium": 5, "hard": 7}
@@ -138,9 +138,9 @@ class DagBench:
 
     def __init__(self, *, n_agents: int = 6, k: int = 2, scorer: str = "consensus",
                  embedder: str = "hash:256", seed: int = 0) -> None:
-        from reso.agents.dadb import DADB
-        from reso.agents.embeddings import load_embedder
-        from reso.agents.selector import SelectorConfig, UCBSelector
+        from reso.agents.dadb.sqlite import DADB
+        from reso.agents.selection.embeddings import load_embedder
+        from reso.agents.selection.selector import SelectorConfig, UCBSelector
         from reso.graphs.api import ReSo
         from reso.graphs.team import Team
         from reso.reward.registry import build_scorer

@@ -65,11 +65,11 @@ def bench_problems(questions: int) -> list[Problem]:
 def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: int) -> Any:
     """A team of `agents` latency-faking agents plus the calculator, with the real selector, CRM and an
     in-memory test-mode DADB."""
-    from reso.agents.dadb import DADB
-    from reso.agents.embeddings import load_embedder
+    from reso.agents.adapters.tools import CalculatorChatModel
+    from reso.agents.dadb.sqlite import DADB
     from reso.agents.pool import pool_from_dict
-    from reso.agents.selector import SelectorConfig, UCBSelector
-    from reso.agents.tools import CalculatorChatModel
+    from reso.agents.selection.embeddings import load_embedder
+    from reso.agents.selection.selector import SelectorConfig, UCBSelector
     from reso.evals.bench.dag import LatencyChatModel, bench_pool
     from reso.graphs.team import Team
     from reso.reward.registry import build_scorer

@@ -1,6 +1,6 @@
 """`reso bench faults`: ReSo on GSM8K-MAS with every LLM model behind a fault injector, at several fault rates.
 
-For each rate the default replay pool's LLM models are wrapped in `reso.agents.faults.FaultyChatModel`
+For each rate the default replay pool's LLM models are wrapped in `reso.agents.adapters.faults.FaultyChatModel`
 (timeouts, 429 with `Retry-After`, 500, empty text, text with no answer, garbage, drawn uniformly), and a
 fresh ReSo team (its own in-memory DADB, breakers and retry policy) runs `run_eval` in training mode over the
 same questions. Reported per rate: items completed (a results row written), items lost (no row), exceptions
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reso.agents.faults import FAULT_KINDS, FaultConfig, FaultKind, FaultyChatModel
-from reso.agents.health import Health
+from reso.agents.adapters.faults import FAULT_KINDS, FaultConfig, FaultKind, FaultyChatModel
+from reso.agents.adapters.health import Health
+from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.pool import Pool
-from reso.agents.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from reso.graphs.settings import Mode
@@ -94,7 +94,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     every call with HTTP 500. Training runs write their DADB to `out/dadb.sqlite`; test runs read `db`."""
     import dataclasses
 
-    from reso.agents.invoke import models_for_pool
+    from reso.agents.adapters.invoke import models_for_pool
     from reso.evals.methods import parse_method
     from reso.evals.results import ResultsFile
     from reso.evals.runner import EvalConfig, run_eval

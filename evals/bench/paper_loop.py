@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reso.agents.dadb import AgentStats
-from reso.agents.selector import SelectorConfig
+from reso.agents.dadb.sqlite import AgentStats
+from reso.agents.selection.selector import SelectorConfig
 
 
 @dataclass

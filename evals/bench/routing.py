@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from reso.agents.dadb import DADB
-from reso.agents.embeddings import HashEmbedder
-from reso.agents.index import ProfileIndex
-from reso.agents.selector import VARIANTS, RandomSelector, SelectorConfig, UCBSelector
+from reso.agents.dadb.sqlite import DADB
+from reso.agents.selection.embeddings import HashEmbedder
+from reso.agents.selection.index import ProfileIndex
+from reso.agents.selection.selector import VARIANTS, RandomSelector, SelectorConfig, UCBSelector
 from reso.evals.bench.selection import synthetic_pool
 
 DEFAULT_AGENTS = 63

@@ -47,9 +47,9 @@ class LatencyTeam:
                           seed=settings.seed)
         if not settings.db:
             return team
-        from reso.agents.dadb_open import open_dadb
-        from reso.agents.embeddings import load_embedder
-        from reso.agents.selector import SelectorConfig, UCBSelector
+        from reso.agents.dadb.open import open_dadb
+        from reso.agents.selection.embeddings import load_embedder
+        from reso.agents.selection.selector import SelectorConfig, UCBSelector
 
         dadb = open_dadb(settings.db, mode=settings.mode)
         selector = UCBSelector(team.pool, dadb, load_embedder(settings.embedder),

@@ -113,7 +113,7 @@ def _check_pool(pool: str, prices: Path | None, out: Path) -> str:
     """The pool file for `--pool` and `--prices`, loaded with its chat models (API-key variables included)
     before the long job starts, so a bad pool file or an unset key is one line and exit code 2 rather than
     a traceback minutes in."""
-    from reso.agents.invoke import models_for_pool
+    from reso.agents.adapters.invoke import models_for_pool
     from reso.agents.pool import load_pool
     from reso.agents.pool_source import pool_file_for
 

@@ -108,11 +108,11 @@ def eval_command(
         team = team_for(settings)
         parsed = parse_method(method, team.pool)
         if cache:
-            from reso.agents.cache import enable_response_cache
+            from reso.agents.adapters.cache import enable_response_cache
 
             enable_response_cache(cache_file or default_cache_file(out))
         else:  # the cache is process-wide: an earlier in-process run may have installed one
-            from reso.agents.cache import disable_response_cache
+            from reso.agents.adapters.cache import disable_response_cache
 
             disable_response_cache()
     except (DatasetError, PoolError, MethodError, ValueError) as error:
@@ -148,7 +148,7 @@ def eval_command(
 
 def _every_item_failed(out: Path) -> str | None:
     """The first call error when no item of the run produced an answer and every call failed, else None."""
-    from reso.agents.failures import FailureKind, recorded_failure
+    from reso.agents.adapters.failures import FailureKind, recorded_failure
 
     results = out / "results.jsonl"
     if not results.exists():

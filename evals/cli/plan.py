@@ -61,7 +61,7 @@ def _load_model(spec: str) -> BaseChatModel:
         model_spec = ModelSpec(spec=spec)
     except ValidationError:
         raise _InputError(f"--model {spec!r} is not a model spec of the form PROVIDER:MODEL") from None
-    from reso.agents.models import load_chat_model
+    from reso.agents.adapters.loader import load_chat_model
 
     try:
         return load_chat_model(model_spec)

@@ -95,7 +95,7 @@ def _check_thread_options(checkpoint: str | None, thread: str | None) -> None:
 
 
 def _store_name(checkpoint: str) -> str:
-    from reso.agents.db_url import is_postgres_url, redact_url
+    from reso.agents.dadb.url import is_postgres_url, redact_url
 
     return redact_url(checkpoint) if is_postgres_url(checkpoint) else checkpoint
 
@@ -109,7 +109,7 @@ def _saved_run(run: Any, checkpoint: str, thread: str) -> Any:
     """
     import sqlite3
 
-    from reso.agents.db_url import is_postgres_url
+    from reso.agents.dadb.url import is_postgres_url
     from reso.graphs.api import ReSo
     from reso.graphs.checkpointer import CheckpointError
 
@@ -155,7 +155,7 @@ def settings_from_options(**options: Any) -> Any:
 def failure_lines(result: Any) -> list[str]:
     """Why a run gave no answer, for standard error: one `error:` line with the distinct candidate errors
     (already scrubbed of keys by the agents layer), and the no-recording hint when replay agents had none."""
-    from reso.agents.failures import FailureKind
+    from reso.agents.adapters.failures import FailureKind
 
     if result.answer is not None:
         return []

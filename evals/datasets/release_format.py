@@ -12,7 +12,7 @@ import ast
 import re
 
 # Replay agents read these two spellings back too; they live in the agents layer and are re-exported here.
-from reso.agents.release_text import LINKED_CONSTANT_RE, RECORDED_RE, split_recorded  # noqa: F401
+from reso.agents.adapters.release_text import LINKED_CONSTANT_RE, RECORDED_RE, split_recorded  # noqa: F401
 from reso.evals.datasets.numeric import parse_number
 
 PREAMBLE = "The following is a complex question composed of multiple sub-questions:\n\n"

@@ -168,7 +168,7 @@ class _Attempts:
         return self.dag is None and self.attempts < 1 + self.planner.max_retries
 
     def model_failed(self, error: Exception) -> None:
-        from reso.agents.invoke import redact
+        from reso.agents.adapters.invoke import redact
 
         self.attempts += 1
         # Providers echo a rejected key in their error text; these notes reach stderr and results files.

@@ -15,9 +15,9 @@ import sys
 from collections.abc import Collection
 from typing import Any
 
-from reso.agents.dadb import DADB
-from reso.agents.dadb_open import open_dadb
-from reso.agents.db_url import is_postgres_url
+from reso.agents.dadb.open import open_dadb
+from reso.agents.dadb.sqlite import DADB
+from reso.agents.dadb.url import is_postgres_url
 from reso.graphs.api import ReSo
 from reso.graphs.settings import ReSoSettings
 from tests.engine_fakes import ScriptedAnswerer, scripted_team

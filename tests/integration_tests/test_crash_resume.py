@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reso.agents.dadb import DADB
+from reso.agents.dadb.sqlite import DADB
 
 ROOT = Path(__file__).resolve().parents[2]
 RESO = str(Path(sys.executable).with_name("reso"))

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from reso.agents.cache import disable_response_cache
-from reso.agents.prompting import answer_bindings, current_subtask
+from reso.agents.adapters.cache import disable_response_cache
+from reso.agents.adapters.prompting import answer_bindings, current_subtask
 from reso.evals.cli import app
 from tests.openai_stub import OpenAIStub, StubError, StubReply
 

@@ -26,10 +26,10 @@ import pytest
 pytest.importorskip("llama_cpp", exc_type=ImportError,
                     reason="llama-cpp-python is not importable (`.ci/run` builds it; see the module doc)")
 
-from reso.agents.invoke import call_agent  # noqa: E402 - after the skip
-from reso.agents.models import load_chat_model  # noqa: E402
+from reso.agents.adapters.invoke import call_agent  # noqa: E402 - after the skip
+from reso.agents.adapters.loader import load_chat_model  # noqa: E402
+from reso.agents.adapters.retry import RetryPolicy  # noqa: E402
 from reso.agents.profiles import Agent, ModelSpec  # noqa: E402
-from reso.agents.retry import RetryPolicy  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 

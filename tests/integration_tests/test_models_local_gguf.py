@@ -25,8 +25,8 @@ def gemma_path() -> Path:
 def test_gemma_gguf_answers_through_the_plain_prompt(gemma_path: Path) -> None:
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from reso.agents.local import LocalChatModel, gguf_chat_template
-    from reso.agents.models import load_chat_model
+    from reso.agents.adapters.loader import load_chat_model
+    from reso.agents.adapters.local import LocalChatModel, gguf_chat_template
     from reso.agents.profiles import ModelSpec
 
     # This pretrained (not instruction-tuned) GGUF carries no chat template, so the plain layout is used.

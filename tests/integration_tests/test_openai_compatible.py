@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from reso.agents.cache import disable_response_cache, enable_response_cache
-from reso.agents.invoke import call_agent
-from reso.agents.models import load_chat_model
+from reso.agents.adapters.cache import disable_response_cache, enable_response_cache
+from reso.agents.adapters.invoke import call_agent
+from reso.agents.adapters.loader import load_chat_model
 from reso.agents.profiles import Agent, ModelSpec
 from tests.openai_stub import OpenAIStub, StubError, StubReply
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from reso.agents.dadb_open import open_dadb
+from reso.agents.dadb.open import open_dadb
 from tests.integration_tests.test_crash_resume import ROOT, _env, _lines
 
 pytestmark = pytest.mark.integration

@@ -26,7 +26,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]')")
 
-from reso.agents.dadb_open import open_dadb
+from reso.agents.dadb.open import open_dadb
 from reso.evals.backends.ray_backend import RayBackend
 from reso.evals.backends.ray_cluster import LocalCluster, start_local_cluster, wait_for_nodes
 from reso.evals.bench.eval import CALCULATOR, bench_problems

@@ -199,7 +199,7 @@ def _reso_eval_with_debug_logging(argv: list[str], cwd: Path, env: dict[str, str
 def test_a_database_url_password_is_written_nowhere(tmp_path: Path, postgres_server: Any) -> None:
     """`reso eval --db postgresql://USER:PASSWORD@…` (and `RESO_DB_URL`): the password opens the DADB and
     appears in no file, no log line, no summary and no error."""
-    from reso.agents.dadb_open import open_dadb
+    from reso.agents.dadb.open import open_dadb
 
     needles = [DB_CANARY.encode(), DB_CANARY.encode("utf-16-le")]
     role = "canary_db_user"

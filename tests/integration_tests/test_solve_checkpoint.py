@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from reso.agents.prompting import current_subtask
+from reso.agents.adapters.prompting import current_subtask
 from tests.integration_tests.test_crash_resume import RESO, ROOT, _env
 from tests.openai_stub import OpenAIStub, StubError, StubReply
 

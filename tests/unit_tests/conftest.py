@@ -19,6 +19,6 @@ def _no_response_cache_left_behind() -> Iterator[None]:
     # An in-process `reso eval` installs a process-wide response cache (even one it then refuses to run);
     # left installed, it would serve a later test's calls from an earlier test's file.
     yield
-    cache = sys.modules.get("reso.agents.cache")  # never imported: nothing can have been installed
+    cache = sys.modules.get("reso.agents.adapters.cache")  # never imported: nothing can have been installed
     if cache is not None:
         cache.disable_response_cache()

@@ -7,8 +7,8 @@ import json
 
 from typer.testing import CliRunner
 
+from reso.agents.adapters.faults import FaultConfig
 from reso.agents.defaults import default_pool_path
-from reso.agents.faults import FaultConfig
 from reso.agents.pool import load_pool
 from reso.evals.bench.faults import faulty_pool
 from reso.evals.cli import app

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from reso.agents.dadb import DADB
-from reso.agents.embeddings import HashEmbedder
-from reso.agents.index import ProfileIndex
-from reso.agents.selector import SelectorConfig, UCBSelector
+from reso.agents.dadb.sqlite import DADB
+from reso.agents.selection.embeddings import HashEmbedder
+from reso.agents.selection.index import ProfileIndex
+from reso.agents.selection.selector import SelectorConfig, UCBSelector
 from reso.evals.bench.paper_loop import ReleaseLoop, loop_agents, plain_loop_select
 from reso.evals.bench.selection import (
     bench_size,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from reso.agents.cache import _open_sqlite_cache
+from reso.agents.adapters.cache import _open_sqlite_cache
 
 
 class _RacingCache:

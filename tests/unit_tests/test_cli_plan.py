@@ -130,12 +130,12 @@ def test_bad_input_exits_2_with_one_line(args: tuple[str, ...], stdin: str | Non
 
 
 def test_a_model_that_cannot_load_exits_2_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    import reso.agents.models
+    import reso.agents.adapters.loader
 
     def refuse(spec: object) -> None:
         raise RuntimeError("Missing credentials for the provider\nmore detail")
 
-    monkeypatch.setattr(reso.agents.models, "load_chat_model", refuse)
+    monkeypatch.setattr(reso.agents.adapters.loader, "load_chat_model", refuse)
     result = run(PLAIN, "--planner", "llm", "--model", "openai:gpt-4o-mini")
     assert result.exit_code == 2
     assert result.stderr.strip() == (

@@ -11,8 +11,8 @@ import multiprocessing as mp
 
 import pytest
 
-from reso.agents.dadb import DADB, AgentStats
-from reso.agents.dadb_open import open_dadb
+from reso.agents.dadb.open import open_dadb
+from reso.agents.dadb.sqlite import DADB, AgentStats
 
 
 def _hammer(target: str, worker: int, updates: int) -> None:

@@ -9,15 +9,15 @@ import threading
 
 import pytest
 
-from reso.agents.dadb import DADB
-from reso.agents.dadb_base import DADBError
-from reso.agents.dadb_open import open_dadb
+from reso.agents.dadb.base import DADBError
+from reso.agents.dadb.open import open_dadb
+from reso.agents.dadb.sqlite import DADB
 
 PASSWORD = "pw-canary-4c1e9b7a"
 
 
 def test_open_dadb_picks_the_implementation_by_scheme(tmp_path, postgres_url) -> None:
-    from reso.agents.dadb_postgres import PostgresDADB
+    from reso.agents.dadb.postgres import PostgresDADB
 
     on_file = open_dadb(str(tmp_path / "d.sqlite"))
     assert isinstance(on_file, DADB) and on_file.path == tmp_path / "d.sqlite"
@@ -65,7 +65,7 @@ def test_a_server_restart_mid_run_is_retried_and_nothing_is_lost_or_doubled(post
 
 
 def test_an_unreachable_server_is_one_line_after_the_retry_window(postgres_server, postgres_url) -> None:
-    from reso.agents.dadb_postgres import PostgresDADB
+    from reso.agents.dadb.postgres import PostgresDADB
 
     db = PostgresDADB(postgres_url, retry_s=0.3)
     postgres_server.halt()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reso.agents.db_url import is_postgres_url, redact, redact_url, scrub, without_credentials
+from reso.agents.dadb.url import is_postgres_url, redact, redact_url, scrub, without_credentials
 
 
 @pytest.mark.parametrize(("target", "expected"), [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reso.agents.dadb import DADB
+from reso.agents.dadb.sqlite import DADB
 from reso.evals.demo import CRMS, RESO_TEST, WORLDS, DemoConfig, run_demo, staged_pass, world_pool
 from reso.graphs.settings import ReSoSettings
 from reso.reward.records import load_records

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from reso.agents.embeddings import MINILM_DIM, CachedEmbedder, HashEmbedder, MiniLMEmbedder
+from reso.agents.selection.embeddings import MINILM_DIM, CachedEmbedder, HashEmbedder, MiniLMEmbedder
 
 TEXTS = ["Algebra: solve for x.", "How many eggs are left?"]
 

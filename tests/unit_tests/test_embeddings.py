@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from reso.agents.embeddings import CachedEmbedder, HashEmbedder, LangChainEmbedder, load_embedder
+from reso.agents.selection.embeddings import CachedEmbedder, HashEmbedder, LangChainEmbedder, load_embedder
 
 
 def test_hash_embedder_is_deterministic_normalised_and_sees_shared_words() -> None:
@@ -71,7 +71,7 @@ def test_disk_cache_embeds_each_text_once_across_instances(tmp_path) -> None:
 
 
 def test_default_cache_dir_follows_reso_cache_dir(tmp_path, monkeypatch) -> None:
-    from reso.agents.embeddings import default_cache_dir
+    from reso.agents.selection.embeddings import default_cache_dir
 
     monkeypatch.setenv("RESO_CACHE_DIR", str(tmp_path))
     assert default_cache_dir() == tmp_path / "embeddings"

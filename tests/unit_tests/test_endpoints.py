@@ -13,11 +13,17 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from reso.agents.endpoints import EndpointSlots, concurrency_limit, endpoint_key, endpoint_slots, is_local_url
-from reso.agents.faults import server_error
-from reso.agents.invoke import call_agent
+from reso.agents.adapters.endpoints import (
+    EndpointSlots,
+    concurrency_limit,
+    endpoint_key,
+    endpoint_slots,
+    is_local_url,
+)
+from reso.agents.adapters.faults import server_error
+from reso.agents.adapters.invoke import call_agent
+from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.profiles import Agent, ModelSpec
-from reso.agents.retry import RetryPolicy
 from tests.fakes import ScriptedChatModel
 
 LOCAL = "http://127.0.0.1:8080/v1"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reso.agents.pool import pool_from_dict
-from reso.agents.selector import Candidate
+from reso.agents.selection.selector import Candidate
 from reso.evals.datasets import Problem
 from reso.evals.methods import ORACLE_LABEL, MethodError, parse_method
 from reso.evals.runner import EvalConfig, run_eval

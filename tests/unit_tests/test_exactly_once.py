@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reso.agents.dadb_base import AgentDatabase
+from reso.agents.dadb.base import AgentDatabase
 from reso.evals.ledger import item_key, run_id
 from reso.evals.methods import parse_method
 from reso.evals.runner import EvalConfig, run_eval

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from reso.agents.failures import DeclinedCall, FailureKind, failure_kind, recorded_failure
-from reso.agents.replay import NoRecordingError
-from reso.agents.tools import ToolDeclined
+from reso.agents.adapters.failures import DeclinedCall, FailureKind, failure_kind, recorded_failure
+from reso.agents.adapters.replay import NoRecordingError
+from reso.agents.adapters.tools import ToolDeclined
 from tests.unit_tests.test_runner import _lines, _problem, _run, _team
 
 

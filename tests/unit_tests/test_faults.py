@@ -9,8 +9,15 @@ import math
 import openai
 import pytest
 
-from reso.agents.faults import FAULT_KINDS, FaultConfig, FaultyChatModel, fault_counts, fault_for, with_faults
-from reso.agents.models import load_chat_model
+from reso.agents.adapters.faults import (
+    FAULT_KINDS,
+    FaultConfig,
+    FaultyChatModel,
+    fault_counts,
+    fault_for,
+    with_faults,
+)
+from reso.agents.adapters.loader import load_chat_model
 from reso.agents.pool import PoolError, pool_from_dict
 from reso.reward.answers import extract_answer
 from tests.fakes import ScriptedChatModel, reply

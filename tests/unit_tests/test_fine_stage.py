@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from reso.agents.failures import FailureKind
-from reso.agents.selector import Candidate
+from reso.agents.adapters.failures import FailureKind
+from reso.agents.selection.selector import Candidate
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.escalation import Cascade, FixedK

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from reso.agents.answers import AgentAnswer
-from reso.agents.failures import FailureKind
-from reso.agents.faults import FaultConfig, FaultyChatModel
-from reso.agents.health import Health, classify
+from reso.agents.adapters.answers import AgentAnswer
+from reso.agents.adapters.failures import FailureKind
+from reso.agents.adapters.faults import FaultConfig, FaultyChatModel
+from reso.agents.adapters.health import Health, classify
+from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.pool import Pool
-from reso.agents.retry import RetryPolicy
-from reso.agents.selector import Candidate
+from reso.agents.selection.selector import Candidate
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.settings import ReSoSettings

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reso.agents.embeddings import load_embedder
-from reso.agents.index import ProfileIndex, index_path_for_db, profile_index_for_pool
 from reso.agents.pool import pool_from_dict
+from reso.agents.selection.embeddings import load_embedder
+from reso.agents.selection.index import ProfileIndex, index_path_for_db, profile_index_for_pool
 
 
 def _vectors(n: int, dim: int = 24, seed: int = 0) -> np.ndarray:

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
-from reso.agents.cache import disable_response_cache, enable_response_cache
+from reso.agents.adapters.cache import disable_response_cache, enable_response_cache
+from reso.agents.adapters.failures import FailureKind
+from reso.agents.adapters.invoke import ModelCache, call_agent, error_line, models_for_pool, redact
+from reso.agents.adapters.replay import ReplayChatModel
+from reso.agents.adapters.tools import CalculatorChatModel
 from reso.agents.defaults import default_pool_path, default_replay_path
-from reso.agents.failures import FailureKind
-from reso.agents.invoke import ModelCache, call_agent, error_line, models_for_pool, redact
 from reso.agents.pool import load_pool
 from reso.agents.profiles import Agent, ModelSpec
-from reso.agents.replay import ReplayChatModel
-from reso.agents.tools import CalculatorChatModel
 from tests.fakes import ScriptedChatModel, Slow, reply
 
 
@@ -41,7 +41,7 @@ async def test_provider_token_usage_metadata_is_a_fallback() -> None:
     message = AIMessage(content="ok", response_metadata={"token_usage": {"prompt_tokens": 7, "completion_tokens": 3}})
     model = ScriptedChatModel(script=[message.model_copy(update={"usage_metadata": None})])
     # The fake fills usage_metadata when absent, so check the reader itself on the raw message too.
-    from reso.agents.invoke import token_usage
+    from reso.agents.adapters.invoke import token_usage
 
     assert token_usage(message) == (7, 3)
     assert (await call_agent(_agent(), model, "hi")).ok

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from langchain_openai import ChatOpenAI
 
-from reso.agents.models import ModelLoadError, load_chat_model
+from reso.agents.adapters.loader import ModelLoadError, load_chat_model
+from reso.agents.adapters.replay import ReplayChatModel
+from reso.agents.adapters.tools import CalculatorChatModel
 from reso.agents.profiles import ModelSpec
-from reso.agents.replay import ReplayChatModel
-from reso.agents.tools import CalculatorChatModel
 
 CANARY = "sk-canary-do-not-leak-0123456789"
 

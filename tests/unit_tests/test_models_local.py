@@ -12,8 +12,8 @@ transformers = pytest.importorskip("transformers")
 from langchain_core.messages import HumanMessage, SystemMessage
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-from reso.agents.local import LocalChatModel
-from reso.agents.models import load_chat_model
+from reso.agents.adapters.loader import load_chat_model
+from reso.agents.adapters.local import LocalChatModel
 from reso.agents.profiles import ModelSpec
 
 SENTENCES = [
@@ -105,7 +105,7 @@ def test_greedy_generation_is_deterministic(templated_checkpoint: Path) -> None:
 
 def test_gguf_chat_template_is_read_from_the_file_metadata(tmp_path: Path) -> None:
     gguf = pytest.importorskip("gguf")
-    from reso.agents.local import gguf_chat_template
+    from reso.agents.adapters.local import gguf_chat_template
 
     def write(path: Path, template: str | None) -> Path:
         writer = gguf.GGUFWriter(str(path), arch="llama")

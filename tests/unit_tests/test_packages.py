@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-PACKAGES = ("reso.agents", "reso.graphs", "reso.reward", "reso.evals", "reso.evals.backends", "reso.evals.cli",
-            "reso.evals.reports", "reso.evals.synth")
+PACKAGES = ("reso.agents", "reso.agents.adapters", "reso.agents.dadb", "reso.agents.selection", "reso.graphs",
+            "reso.reward", "reso.evals", "reso.evals.backends", "reso.evals.cli", "reso.evals.reports",
+            "reso.evals.synth")
 HEAVY = ("torch", "transformers", "faiss", "sentence_transformers", "sklearn", "langgraph", "langchain_core")
 
 

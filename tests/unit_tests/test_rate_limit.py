@@ -9,12 +9,12 @@ from langchain_core.messages import HumanMessage
 from langchain_core.rate_limiters import InMemoryRateLimiter
 from langchain_openai import ChatOpenAI
 
-from reso.agents.invoke import models_for_pool
-from reso.agents.models import ModelLoadError, load_chat_model
+from reso.agents.adapters.invoke import models_for_pool
+from reso.agents.adapters.loader import ModelLoadError, load_chat_model
+from reso.agents.adapters.replay import ReplayChatModel
+from reso.agents.adapters.tools import CalculatorChatModel
 from reso.agents.pool import pool_from_dict
 from reso.agents.profiles import ModelSpec
-from reso.agents.replay import ReplayChatModel
-from reso.agents.tools import CalculatorChatModel
 
 REPLAY = "replay:gsm8k_replay_dev.jsonl#gpt-4-1106-preview"
 

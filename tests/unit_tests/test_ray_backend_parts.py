@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from reso.agents.failures import FailureKind
-from reso.agents.invoke import models_for_pool
+from reso.agents.adapters.failures import FailureKind
+from reso.agents.adapters.invoke import models_for_pool
 from reso.agents.pool import pool_from_dict
 from reso.evals.backends.base import BackendSetupError, open_backend
 from reso.evals.backends.ray_backend import RayBackend, RaySolver, WorkerRun, _cause_line
@@ -120,9 +120,9 @@ def test_a_sqlite_dadb_is_refused_on_a_cluster_with_other_machines() -> None:
 def test_a_workers_error_is_its_last_exception_line_without_passwords() -> None:
     message = ("ActorDiedError: The actor died because of an error raised in its creation task\n"
                "Traceback (most recent call last):\n  File \"x.py\", line 3, in __init__\n"
-               "reso.agents.dadb_base.DADBError: cannot reach postgresql://reso:hunter2@db/reso: refused")
+               "reso.agents.dadb.base.DADBError: cannot reach postgresql://reso:hunter2@db/reso: refused")
     line = _cause_line(RuntimeError(message))
-    assert line.startswith("reso.agents.dadb_base.DADBError: cannot reach postgresql://reso:")
+    assert line.startswith("reso.agents.dadb.base.DADBError: cannot reach postgresql://reso:")
     assert "hunter2" not in line and "***" in line
 
 

@@ -55,7 +55,7 @@ def test_judge_takes_a_chat_model_dependency_or_a_spec(monkeypatch: pytest.Monke
         loaded.append(spec)
         return model
 
-    monkeypatch.setattr("reso.agents.models.load_chat_model", fake_loader)
+    monkeypatch.setattr("reso.agents.adapters.loader.load_chat_model", fake_loader)
     judge = build_scorer({"kind": "judge:openai:gpt-4o-mini", "max_concurrency": 2})
     assert loaded == ["openai:gpt-4o-mini"] and judge.max_concurrency == 2
 

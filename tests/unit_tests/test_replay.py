@@ -8,11 +8,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from reso.agents.defaults import default_replay_path, fewshot_prefix_path
-from reso.agents.models import load_chat_model
-from reso.agents.profiles import ModelSpec
-from reso.agents.prompting import ContextAnswer, render_subtask_prompt
-from reso.agents.replay import (
+from reso.agents.adapters.loader import load_chat_model
+from reso.agents.adapters.prompting import ContextAnswer, render_subtask_prompt
+from reso.agents.adapters.replay import (
     NoRecordingError,
     ReplayChatModel,
     ReplayError,
@@ -20,7 +18,9 @@ from reso.agents.replay import (
     replay_correctness,
     replay_table,
 )
-from reso.agents.tokens import count_tokens
+from reso.agents.adapters.tokens import count_tokens
+from reso.agents.defaults import default_replay_path, fewshot_prefix_path
+from reso.agents.profiles import ModelSpec
 
 GPT4 = "gpt-4-1106-preview"
 MIXTRAL = "mistralai/Mixtral-8x7B-Instruct-v0.1"

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from reso.agents.defaults import zeroshot_prompt_path
-from reso.agents.prompting import ContextAnswer, render_subtask_prompt
-from reso.agents.replay import (
+from reso.agents.adapters.prompting import ContextAnswer, render_subtask_prompt
+from reso.agents.adapters.replay import (
     NoRecordingError,
     ReplayError,
     load_replay_model,
     replay_correctness,
     replay_table,
 )
-from reso.agents.replay_question import asked_question, constant_text
-from reso.agents.tokens import count_tokens
+from reso.agents.adapters.replay_question import asked_question, constant_text
+from reso.agents.adapters.tokens import count_tokens
+from reso.agents.defaults import zeroshot_prompt_path
 from reso.evals.datasets.release_format import linked_constant, recorded_suffix
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "replay"

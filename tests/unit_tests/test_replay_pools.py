@@ -10,11 +10,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from reso.agents.adapters.prices import LIST_PRICES, PriceListError, load_price_list
+from reso.agents.adapters.replay import replay_table
 from reso.agents.defaults import default_pool_path, vendored_prices_path, zeroeval_pool_path
 from reso.agents.pool import PoolError, load_pool
 from reso.agents.pool_source import load_pool_for, pool_file_for
-from reso.agents.prices import LIST_PRICES, PriceListError, load_price_list
-from reso.agents.replay import replay_table
 from reso.evals.cli import app
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "replay"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from reso.agents.cache import disable_response_cache
-from reso.agents.replay import NoRecordingError, ReplayChatModel
+from reso.agents.adapters.cache import disable_response_cache
+from reso.agents.adapters.replay import NoRecordingError, ReplayChatModel
 from reso.evals.cli import app
 
 

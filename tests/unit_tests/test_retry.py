@@ -10,12 +10,12 @@ import httpx
 import openai
 import pytest
 
-from reso.agents.faults import rate_limit_error, server_error
-from reso.agents.invoke import call_agent
-from reso.agents.models import load_chat_model
+from reso.agents.adapters.faults import rate_limit_error, server_error
+from reso.agents.adapters.invoke import call_agent
+from reso.agents.adapters.loader import load_chat_model
+from reso.agents.adapters.retry import RetryPolicy, is_transient, retry_after_s
 from reso.agents.pool import pool_from_dict
 from reso.agents.profiles import ModelSpec
-from reso.agents.retry import RetryPolicy, is_transient, retry_after_s
 from tests.fakes import ScriptedChatModel, Slow
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from reso.agents.dadb import DADB
-from reso.agents.failures import FailureKind
+from reso.agents.adapters.failures import FailureKind
+from reso.agents.dadb.sqlite import DADB
 from reso.evals.methods import parse_method
 from reso.evals.reports.report import write_run_report
 from reso.evals.runner import EvalConfig, run_eval

@@ -9,12 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from reso.agents.dadb import DADB
-from reso.agents.embeddings import load_embedder
-from reso.agents.index import ProfileIndex
+from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import pool_from_dict
-from reso.agents.scoring import paper_score
-from reso.agents.selector import RandomSelector, SelectorConfig, UCBSelector
+from reso.agents.selection.embeddings import load_embedder
+from reso.agents.selection.index import ProfileIndex
+from reso.agents.selection.scoring import paper_score
+from reso.agents.selection.selector import RandomSelector, SelectorConfig, UCBSelector
 from tests.selector_helpers import HASH, priced_pool, sigmoid, tiny_dadb, vector_selector
 
 

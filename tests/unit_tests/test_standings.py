@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from reso.agents.dadb import DADB
+from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import pool_from_dict
-from reso.agents.selector import Candidate
+from reso.agents.selection.selector import Candidate
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.escalation import FixedK

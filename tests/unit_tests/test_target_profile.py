@@ -6,11 +6,11 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from reso.agents.dadb import DADB
-from reso.agents.embeddings import load_embedder
+from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import pool_from_dict
-from reso.agents.selector import SelectorConfig, UCBSelector
-from reso.agents.target_profile import TargetProfileWriter
+from reso.agents.selection.embeddings import load_embedder
+from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.target_profile import TargetProfileWriter
 
 
 def _model(*replies: str) -> GenericFakeChatModel:

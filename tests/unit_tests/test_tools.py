@@ -6,9 +6,9 @@ import pytest
 import sympy
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from reso.agents.models import ModelLoadError, load_chat_model
-from reso.agents.prompting import ContextAnswer, render_subtask_prompt
-from reso.agents.tools import ToolDeclined, calculate, parse_value
+from reso.agents.adapters.loader import ModelLoadError, load_chat_model
+from reso.agents.adapters.prompting import ContextAnswer, render_subtask_prompt
+from reso.agents.adapters.tools import ToolDeclined, calculate, parse_value
 
 FINAL_STEP = ("Please calculate the value of Answer[0]*Answer[1]*Answer[2]. Conclude the answer by stating "
               "'The answer is therefore \\boxed{[ANSWER]}.'")
@@ -93,7 +93,7 @@ def test_unknown_tool_is_a_load_error() -> None:
 
 
 def test_a_parenthesised_remark_in_words_is_not_part_of_the_expression():
-    from reso.agents.tools import calculate
+    from reso.agents.adapters.tools import calculate
 
     prompt = ("Answer[0] = 11\nAnswer[1] = 1.602\nAnswer[2] = 0.66\nCurrent subtask:\n"
               "Please calculate the value of Answer[0]*Answer[1]*Answer[2](They are numerical values and do not "

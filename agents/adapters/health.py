@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from reso.agents.answers import AgentAnswer
+from reso.agents.adapters.answers import AgentAnswer
 from reso.agents.profiles import Agent
 
 BreakerState = Literal["closed", "open", "half_open"]

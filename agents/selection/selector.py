@@ -2,7 +2,7 @@
 
 Coarse stage, per subtask: embed the subtask text (batched, cached by text), take the `top_m` agents whose
 profiles are most similar (`ProfileIndex`), score them with the configured variant of
-`reso.agents.scoring` (Thompson sampling by default, KL-UCB or the UCB formulas) using statistics from
+`reso.agents.selection.scoring` (Thompson sampling by default, KL-UCB or the UCB formulas) using statistics from
 the DADB (mirrored in memory by `StatsCache`), and return the `k` best as `Candidate`s carrying every
 score component. Ties are broken by a tiny seeded random draw; Thompson draws come from the same seeded
 generator, one stream per selection keyed by the subtask text and how often it was selected before, so
@@ -14,7 +14,7 @@ candidate's reward and cost back to the DADB (a no-op in test mode).
 fakes): `select` with an `exclude` set of agent ids that must not be returned, and `update`.
 
 To select by an LLM-written target expert profile instead of the raw subtask (the paper's way), pass
-`TargetProfileWriter(model).write(subtask)` from `reso.agents.target_profile` to `select`.
+`TargetProfileWriter(model).write(subtask)` from `reso.agents.selection.target_profile` to `select`.
 
 `RandomSelector` is the paper's random-selection ablation with the same interface.
 """
@@ -29,13 +29,13 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from reso.agents.dadb_base import AgentDatabase
-from reso.agents.embeddings import Embedder
-from reso.agents.index import ProfileIndex, index_path_for_db, profile_index_for_pool
+from reso.agents.dadb.base import AgentDatabase
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
-from reso.agents.scoring import score_components
-from reso.agents.stats_cache import StatsCache
+from reso.agents.selection.embeddings import Embedder
+from reso.agents.selection.index import ProfileIndex, index_path_for_db, profile_index_for_pool
+from reso.agents.selection.scoring import score_components
+from reso.agents.selection.stats_cache import StatsCache
 
 __all__ = ["VARIANTS", "Candidate", "RandomSelector", "Selector", "SelectorConfig", "UCBSelector", "Variant"]
 
@@ -77,7 +77,7 @@ def _doc(text: str) -> dict[str, str]:
 
 @dataclass(kw_only=True)
 class SelectorConfig:
-    """Weights and sizes of the coarse stage (see `reso.agents.scoring` for the formula)."""
+    """Weights and sizes of the coarse stage (see `reso.agents.selection.scoring` for the formula)."""
 
     top_m: int = field(default=16, metadata=_doc("Agents retrieved by profile similarity before UCB scoring."))
     k: int = field(default=2, metadata=_doc("Candidates returned per subtask (the fine stage runs them)."))

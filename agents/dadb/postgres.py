@@ -13,7 +13,7 @@ raises. `record_batch` is always retried: its key makes a second application imp
 
 `version` reads the sequence `dadb_version`, which every write bumps after its commit; a reader that sees
 a new value therefore also sees the data behind it. The URL's password never leaves this object: errors
-and the repr show the URL redacted (`reso.agents.db_url`).
+and the repr show the URL redacted (`reso.agents.dadb.url`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from reso.agents.agent_stats import AgentStats
-from reso.agents.dadb_base import (
+from reso.agents.dadb.base import (
     FIELDS,
     AgentDatabase,
     DADBError,
@@ -39,7 +38,8 @@ from reso.agents.dadb_base import (
     update_rows,
     visits_of,
 )
-from reso.agents.db_url import is_postgres_url, redact_url, scrub
+from reso.agents.dadb.stats import AgentStats
+from reso.agents.dadb.url import is_postgres_url, redact_url, scrub
 
 T = TypeVar("T")
 _COLUMNS = "agent_id, domain, " + ", ".join(FIELDS)

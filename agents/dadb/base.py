@@ -4,7 +4,7 @@
 atomic `record_many`, keyed exactly-once `record_batch`, train/test modes, reads per agent and domain, a
 `version` that changes whenever the data may have changed, and export/import of whole rows as JSON. The
 parts that do not depend on the store (validating updates, the JSON format, the mode switch) live here
-once; `reso.agents.dadb.DADB` (SQLite) and `reso.agents.dadb_postgres.PostgresDADB` implement the rest.
+once; `reso.agents.dadb.sqlite.DADB` (SQLite) and `reso.agents.dadb.postgres.PostgresDADB` implement the rest.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from reso.agents.agent_stats import AgentStats
+from reso.agents.dadb.stats import AgentStats
 
 Mode = Literal["train", "test"]
 GLOBAL = ""

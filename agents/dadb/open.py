@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reso.agents.dadb import DADB
-from reso.agents.dadb_base import AgentDatabase, DADBError, Mode
-from reso.agents.db_url import is_postgres_url
+from reso.agents.dadb.base import AgentDatabase, DADBError, Mode
+from reso.agents.dadb.sqlite import DADB
+from reso.agents.dadb.url import is_postgres_url
 
 DB_URL_ENV = "RESO_DB_URL"
 
@@ -24,7 +24,7 @@ def open_dadb(url_or_path: str | Path | None, mode: Mode = "train") -> AgentData
     """
     if is_postgres_url(url_or_path):
         try:
-            from reso.agents.dadb_postgres import PostgresDADB
+            from reso.agents.dadb.postgres import PostgresDADB
         except ImportError:
             raise DADBError("a postgresql:// DADB needs psycopg: pip install 'reso-langgraph[postgres]'") from None
         return PostgresDADB(str(url_or_path), mode=mode)

@@ -4,15 +4,15 @@
 | --- | --- |
 | `provider:model` (`openai:gpt-4o-mini`, `anthropic:claude-...`, …) | `init_chat_model(spec, **params)` |
 | `openai:<model>` with `base_url` (vLLM, Ollama, DeepSeek, Qwen, …) | `ChatOpenAI(base_url=..., api_key=$api_key_env)` |
-| `local:<path>` | a transformers checkpoint (or `.gguf` file) on CPU/GPU (`reso.agents.local`) |
-| `replay:<file>#<model>` | recorded answers (`reso.agents.replay`) |
-| `tool:<name>` | a deterministic tool agent (`reso.agents.tools`) |
+| `local:<path>` | a transformers checkpoint (or `.gguf` file) on CPU/GPU (`reso.agents.adapters.local`) |
+| `replay:<file>#<model>` | recorded answers (`reso.agents.adapters.replay`) |
+| `tool:<name>` | a deterministic tool agent (`reso.agents.adapters.tools`) |
 
 Everything returned is a `BaseChatModel`, so tracing, rate limiters, retries and response caches apply
 unchanged. `params.requests_per_second` (with optional `max_bucket_size` and `check_every_n_seconds`)
 becomes a LangChain `InMemoryRateLimiter` on the model, whatever the provider; all agents sharing the
 model spec share it. `params.max_concurrency` limits the calls in flight to the model's endpoint (shared by
-every model on one `base_url`; a local server gets 1 by default: `reso.agents.endpoints`). API keys are read
+every model on one `base_url`; a local server gets 1 by default: `reso.agents.adapters.endpoints`). API keys are read
 from the environment variable the spec names, handed to the client as a `SecretStr`, and never written into
 an error message.
 
@@ -34,8 +34,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.rate_limiters import InMemoryRateLimiter
 from pydantic import SecretStr
 
-from reso.agents.endpoints import MAX_CONCURRENCY_PARAM, check_max_concurrency
-from reso.agents.faults import with_faults
+from reso.agents.adapters.endpoints import MAX_CONCURRENCY_PARAM, check_max_concurrency
+from reso.agents.adapters.faults import with_faults
 from reso.agents.profiles import ModelSpec
 
 
@@ -103,7 +103,7 @@ def _openai_compatible(model: ModelSpec, params: dict[str, Any]) -> BaseChatMode
     from langchain_openai import ChatOpenAI
 
     key = api_key_from_env(model) or SecretStr(NO_KEY)
-    params = {"max_retries": 0, **params}  # reso.agents.retry retries instead (its docstring says why)
+    params = {"max_retries": 0, **params}  # reso.agents.adapters.retry retries instead (its docstring says why)
     token_cap_to_request(model, params)
     return ChatOpenAI(model=model.target, base_url=model.base_url, api_key=key, **params)
 
@@ -121,7 +121,7 @@ def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
     if model.base_url:
         params = {**params, "base_url": model.base_url}
     if model.provider in CLIENT_RETRY_PROVIDERS:
-        params = {"max_retries": 0, **params}  # reso.agents.retry retries instead (its docstring says why)
+        params = {"max_retries": 0, **params}  # reso.agents.adapters.retry retries instead (its docstring says why)
     if model.provider == "openai":
         token_cap_to_request(model, params)
     try:
@@ -164,18 +164,18 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
         The chat model; `model.params` are passed to its constructor, except the rate-limit keys
         (`RATE_LIMIT_PARAMS`), which become its `rate_limiter`, `max_concurrency` (the endpoint's limit,
         applied per call) and `max_tokens_param` (the field the token cap is sent as). With
-        `model.faults`, the model comes wrapped in a fault injector (`reso.agents.faults`).
+        `model.faults`, the model comes wrapped in a fault injector (`reso.agents.adapters.faults`).
 
     Raises:
         ModelLoadError: Unknown tool, missing API-key variable, unknown provider, a bad `local:` path, a
             bad rate limit, concurrency limit or token-cap field.
-        reso.agents.replay.ReplayError: A missing or invalid replay file, or a model it does not record.
+        reso.agents.adapters.replay.ReplayError: A missing or invalid replay file, or a model it does not record.
     """
     if isinstance(model, str):
         model = ModelSpec(spec=model)
     params = dict(model.params)
     limiter = rate_limiter_from_params(model, params)
-    try:  # read per call by reso.agents.endpoints; checked here so that a bad value fails at load
+    try:  # read per call by reso.agents.adapters.endpoints; checked here so that a bad value fails at load
         check_max_concurrency(params.pop(MAX_CONCURRENCY_PARAM, None))
     except ValueError as error:
         raise ModelLoadError(f"{model.spec}: {error}") from None
@@ -192,17 +192,17 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
 def _build(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
     provider = model.provider
     if provider == "tool":
-        from reso.agents.tools import TOOLS
+        from reso.agents.adapters.tools import TOOLS
 
         if model.target not in TOOLS:
             raise ModelLoadError(f"{model.spec}: unknown tool {model.target!r}; known tools: {', '.join(TOOLS)}")
         return TOOLS[model.target](**params)
     if provider == "replay":
-        from reso.agents.replay import load_replay_model
+        from reso.agents.adapters.replay import load_replay_model
 
         return load_replay_model(model.target, params)
     if provider == "local":
-        from reso.agents.local import load_local_model
+        from reso.agents.adapters.local import load_local_model
 
         return load_local_model(model.target, params)
     try:

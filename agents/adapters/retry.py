@@ -5,13 +5,13 @@ httpx, or anything carrying a `status_code`). Everything else (a bad request, a 
 declines, a replay agent without a recording) fails at once: asking again would get the same answer.
 
 How this layer combines with the provider clients' own retries: the OpenAI and Anthropic clients retry 429,
-5xx and connection errors themselves (`max_retries`, 2 by default). `reso.agents.models` sets their
+5xx and connection errors themselves (`max_retries`, 2 by default). `reso.agents.adapters.loader` sets their
 `max_retries` to 0 unless the pool's `params` name it, so that this layer alone retries: every provider
 (LangChain, local, replay, tool, the fault injector) then gets the same policy, each attempt gets the call's
 own time limit, and retries are counted on the `AgentAnswer` and in the run's records. A pool that sets
 `params.max_retries` keeps the client's retries too, and attempts multiply (client × this layer).
 
-Against an endpoint with a concurrency limit (`reso.agents.endpoints`: a local server by default), retries
+Against an endpoint with a concurrency limit (`reso.agents.adapters.endpoints`: a local server by default), retries
 must not pile work onto a server that is still busy:
 
 - each attempt first waits for one of the endpoint's slots and holds it until the attempt ends; the
@@ -21,7 +21,7 @@ must not pile work onto a server that is still busy:
   server then stop generating; llama-cpp-python's finishes the request in hand but drops queued ones);
 - a timeout is not retried there: the server may still be generating the abandoned answer, so a new
   attempt would wait behind it and most likely time out too. The answer fails, and the circuit breaker
-  (`reso.agents.health`) stops asking a server that keeps timing out. Errors the server answered with
+  (`reso.agents.adapters.health`) stops asking a server that keeps timing out. Errors the server answered with
   (429, 5xx) and refused connections are still retried with backoff.
 """
 
@@ -45,7 +45,7 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 if TYPE_CHECKING:
-    from reso.agents.endpoints import EndpointSlots
+    from reso.agents.adapters.endpoints import EndpointSlots
 
 T = TypeVar("T")
 TRANSIENT_STATUS = frozenset({408, 409, 429})

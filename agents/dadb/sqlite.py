@@ -17,8 +17,8 @@ item's updates by run and item, so a resumed run never applies an item twice.
 other connection, read cheaply from `PRAGMA data_version`); readers such as the selector's statistics
 cache use it to know when to reload.
 
-This is the embedded default; `reso.agents.dadb_postgres.PostgresDADB` keeps the same contract
-(`reso.agents.dadb_base.AgentDatabase`) on a PostgreSQL server, and `reso.agents.dadb_open.open_dadb` picks
+This is the embedded default; `reso.agents.dadb.postgres.PostgresDADB` keeps the same contract
+(`reso.agents.dadb.base.AgentDatabase`) on a PostgreSQL server, and `reso.agents.dadb.open.open_dadb` picks
 one from a path or URL.
 """
 
@@ -33,8 +33,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from reso.agents.agent_stats import AgentStats
-from reso.agents.dadb_base import (
+from reso.agents.dadb.base import (
     FIELDS,
     AgentDatabase,
     DADBError,
@@ -46,6 +45,7 @@ from reso.agents.dadb_base import (
     update_rows,
     visits_of,
 )
+from reso.agents.dadb.stats import AgentStats
 
 __all__ = ["DADB", "AgentStats", "DADBError", "Mode", "Update"]
 

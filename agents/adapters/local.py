@@ -160,9 +160,9 @@ def load_local_model(target: str, params: Mapping[str, Any] | None = None) -> Lo
     """Load the model of a `local:<path>` spec (params: max_new_tokens, temperature, top_p, device).
 
     Raises:
-        reso.agents.models.ModelLoadError: The path does not exist or holds no loadable model.
+        reso.agents.adapters.loader.ModelLoadError: The path does not exist or holds no loadable model.
     """
-    from reso.agents.models import ModelLoadError
+    from reso.agents.adapters.loader import ModelLoadError
 
     path = Path(target).expanduser()
     if not path.exists():

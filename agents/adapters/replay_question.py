@@ -1,6 +1,6 @@
 """Which recorded question a subtask prompt asks: what a replay agent looks up in its recordings.
 
-The prompt's current subtask (`reso.agents.prompting.current_subtask`) is cut of the release's suffix
+The prompt's current subtask (`reso.agents.adapters.prompting.current_subtask`) is cut of the release's suffix
 "The answer is recorded as Answer[i]". A linked sub-question names one of its constants through earlier
 answers, `UNK_<i>(a constant calculated by adding the sum of Answer[<p1>, <p2>] to the number (<adj>). )`;
 the constant is computed exactly from the prompt's `Answer[<id>] = <value>` lines and written back in
@@ -14,8 +14,8 @@ import re
 from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 
-from reso.agents.prompting import answer_bindings, current_subtask
-from reso.agents.release_text import LINKED_CONSTANT_RE, split_recorded
+from reso.agents.adapters.prompting import answer_bindings, current_subtask
+from reso.agents.adapters.release_text import LINKED_CONSTANT_RE, split_recorded
 
 # How close a computed constant must be to an integer to be written as one (relative, floor 1).
 INTEGER_TOLERANCE = 1e-6
@@ -28,7 +28,7 @@ class Unresolvable(LookupError):
 def _exact(text: str) -> Fraction:
     """A parent's answer as an exact fraction, read by the calculator tool's parser (plain numbers,
     "1/2", "\\frac{1}{2}", "1e-05", "$18", "50%")."""
-    from reso.agents.tools import parse_value  # SymPy: imported only when a linked constant is met
+    from reso.agents.adapters.tools import parse_value  # SymPy: imported only when a linked constant is met
 
     try:
         value = parse_value(text)

@@ -30,7 +30,7 @@ Cost penalty `P_cost`:
   a dearer one of equal reputation and similarity, but an agent that is clearly more reliable (by more
   than ~0.5 reward minus its price share) still beats a cheap poor one.
 
-Bayesian variants (`thompson`, the default, and `kl-ucb`; see `reso.agents.posterior`) replace the
+Bayesian variants (`thompson`, the default, and `kl-ucb`; see `reso.agents.selection.posterior`) replace the
 smoothed mean and its bonus by a belief about the success probability from the Beta posterior
 Beta(1 + reward_sum, 1 + n - reward_sum), and keep the `normalized` cost penalty and the similarity term
 and gate:
@@ -57,10 +57,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from reso.agents.posterior import beta_posterior, kl_upper_bound, thompson_belief
+from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, thompson_belief
 
 if TYPE_CHECKING:
-    from reso.agents.selector import SelectorConfig
+    from reso.agents.selection.selector import SelectorConfig
 
 COMPONENTS = (
     "similarity", "s_sim", "reputation", "s_rep", "cost_penalty", "base", "exploration", "gate", "score",

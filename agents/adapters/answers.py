@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from reso.agents.failures import FailureKind
+from reso.agents.adapters.failures import FailureKind
 
 
 @dataclass(frozen=True, slots=True)

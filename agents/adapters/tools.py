@@ -27,9 +27,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from sympy.parsing.sympy_parser import auto_number, parse_expr, rationalize
 
-from reso.agents.failures import DeclinedCall, FailureKind
-from reso.agents.inline import InlineChatModel
-from reso.agents.prompting import answer_bindings, current_subtask
+from reso.agents.adapters.failures import DeclinedCall, FailureKind
+from reso.agents.adapters.inline import InlineChatModel
+from reso.agents.adapters.prompting import answer_bindings, current_subtask
 
 
 class ToolDeclined(DeclinedCall, ValueError):

@@ -2,9 +2,9 @@
 
 Every failure (a timeout, an HTTP error, a replay agent without a recording, a tool that declines) comes
 back as an `AgentAnswer` whose `error` is one short line and whose `failure` says its kind
-(`reso.agents.failures`), so that one failing candidate never brings down a subtask. Error lines are
+(`reso.agents.adapters.failures`), so that one failing candidate never brings down a subtask. Error lines are
 scrubbed of API keys before they leave this module. Transient failures (timeouts, 429, 5xx, lost
-connections) are retried first under a `RetryPolicy` (`reso.agents.retry`); the answer counts the retries.
+connections) are retried first under a `RetryPolicy` (`reso.agents.adapters.retry`); the answer counts the retries.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from reso.agents import models as _models
-from reso.agents.answers import AgentAnswer
-from reso.agents.endpoints import endpoint_slots
-from reso.agents.failures import failure_kind
+from reso.agents.adapters import loader as _models
+from reso.agents.adapters.answers import AgentAnswer
+from reso.agents.adapters.endpoints import endpoint_slots
+from reso.agents.adapters.failures import failure_kind
+from reso.agents.adapters.retry import NO_RETRY, RetryFailed, RetryPolicy, call_with_retries
 from reso.agents.profiles import Agent, ModelSpec
-from reso.agents.retry import NO_RETRY, RetryFailed, RetryPolicy, call_with_retries
 
 MAX_ERROR_CHARS = 300
 

@@ -4,7 +4,7 @@ A local OpenAI-compatible server often serves one request at a time (llama.cpp a
 default to one slot, Ollama to one or four); requests beyond that queue inside the server, where the
 client's time limit runs while nothing is generated for them. So every model with the same endpoint
 shares one `EndpointSlots`, and a call waits on our side for a free slot before it is sent
-(`reso.agents.retry.call_with_retries` holds the slot for one attempt; waiting for it is not counted
+(`reso.agents.adapters.retry.call_with_retries` holds the slot for one attempt; waiting for it is not counted
 against the attempt's time limit).
 
 The endpoint is the model's `base_url` (normalised: lower-case scheme and host, no trailing slash); without

@@ -74,7 +74,7 @@ class ReplayTable:
 
         Args:
             text: A question text; the caller cuts a prompt down to the question it asks
-                (`reso.agents.replay_question.asked_question`).
+                (`reso.agents.adapters.replay_question.asked_question`).
         """
         key = normalise_question(text)
         return self._exact.get(key) if key else None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reso.agents.dadb_base import AgentDatabase
+from reso.agents.dadb.base import AgentDatabase
 
 
 @dataclass

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
+from reso.agents.adapters.replay import ReplayError, replay_table, resolve_replay_path, split_replay_target
 from reso.agents.defaults import default_pool_path
 from reso.agents.pool import PoolError
-from reso.agents.replay import ReplayError, replay_table, resolve_replay_path, split_replay_target
 
 
 def recorded_models(replay_files: Sequence[Path]) -> dict[str, list[Path]]:

@@ -1,7 +1,7 @@
 """Replay agents: chat models that answer with recorded outputs of real models, offline.
 
-A replay model returns one recorded model's text (`reso.agents.replay_table` reads the files) to the
-question a prompt asks (`reso.agents.replay_question`: the current subtask, without the release's suffix,
+A replay model returns one recorded model's text (`reso.agents.adapters.replay_table` reads the files) to the
+question a prompt asks (`reso.agents.adapters.replay_question`: the current subtask, without the release's suffix,
 with linked constants computed from the prompt's earlier answers), matched exactly. It may hold several
 files (a model recorded on MATH and on GSM8K is one model) and answers from whichever has a recording of
 the question. A prompt with no recording fails with `NoRecordingError`, a failure that costs nothing: a
@@ -24,11 +24,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from reso.agents.defaults import FEWSHOT_REPLAY_FILES, fewshot_prefix_path, zeroshot_prompt_path
-from reso.agents.failures import DeclinedCall, FailureKind
-from reso.agents.inline import InlineChatModel
-from reso.agents.replay_question import asked_question
-from reso.agents.replay_table import (
+from reso.agents.adapters.failures import DeclinedCall, FailureKind
+from reso.agents.adapters.inline import InlineChatModel
+from reso.agents.adapters.replay_question import asked_question
+from reso.agents.adapters.replay_table import (
     Recording,
     ReplayError,
     ReplayTable,
@@ -36,7 +35,8 @@ from reso.agents.replay_table import (
     replay_correctness,
     replay_table,
 )
-from reso.agents.tokens import count_tokens
+from reso.agents.adapters.tokens import count_tokens
+from reso.agents.defaults import FEWSHOT_REPLAY_FILES, fewshot_prefix_path, zeroshot_prompt_path
 
 __all__ = [
     "NoRecordingError", "Recording", "ReplayChatModel", "ReplayError", "ReplayTable", "load_replay_model",
@@ -88,7 +88,7 @@ class ReplayChatModel(InlineChatModel):
 
     The last human message is read with `asked_question` and matched exactly against the recorded
     questions of each file in turn. Token counts are exact for GPT-4-era OpenAI vocabularies and an
-    approximation for others (`reso.agents.tokens.count_tokens`).
+    approximation for others (`reso.agents.adapters.tokens.count_tokens`).
     """
 
     replay_path: str = ""

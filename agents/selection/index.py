@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from reso.agents.embeddings import Embedder, normalize_rows
 from reso.agents.profiles import Agent
+from reso.agents.selection.embeddings import Embedder, normalize_rows
 
 if TYPE_CHECKING:
     from reso.agents.pool import Pool

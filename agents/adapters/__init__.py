@@ -1,0 +1,138 @@
+"""How a model is reached and called: one chat model per agent spec, and one call turned into an answer.
+
+- Loading: `load_chat_model` (`loader.py`) maps a `ModelSpec` to a LangChain chat model: hosted providers and
+  OpenAI-compatible endpoints, transformers models on this machine (`local.py`), recorded answers replayed
+  offline (`replay.py`, reading `replay_table.py`'s files and asking `replay_question.py`'s question, with
+  `release_text.py`'s spellings; `replay_pool.py` builds a pool over replay files), exact tools (`tools.py`)
+  on `inline.py`'s event-loop base, and `faults.py`'s fault-injecting wrapper.
+- Calling: an agent reads its subtask in `prompting.py`'s layout; `call_agent` (`invoke.py`) turns one call
+  into an `AgentAnswer` (`answers.py`) with tokens (`tokens.py`), cost (`prices.py`) and latency, and on
+  failure its `FailureKind` (`failures.py`), retried under a `RetryPolicy` (`retry.py`), with a slot per
+  endpoint (`endpoints.py`), a circuit breaker per endpoint (`health.py`) and LangChain's response cache
+  (`cache.py`).
+
+Public names are imported on first use, so importing the package loads no model library.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reso.agents.adapters.answers import AgentAnswer
+    from reso.agents.adapters.cache import ResponseCacheError, disable_response_cache, enable_response_cache
+    from reso.agents.adapters.endpoints import EndpointSlots, endpoint_slots
+    from reso.agents.adapters.failures import DeclinedCall, FailureKind, failure_kind
+    from reso.agents.adapters.faults import FaultConfig, FaultyChatModel, with_faults
+    from reso.agents.adapters.health import Health
+    from reso.agents.adapters.inline import InlineChatModel
+    from reso.agents.adapters.invoke import ModelCache, call_agent, models_for_pool
+    from reso.agents.adapters.loader import ModelLoadError, load_chat_model
+    from reso.agents.adapters.local import LocalChatModel, load_local_model
+    from reso.agents.adapters.prices import PriceList, PriceListError, list_price, load_price_list
+    from reso.agents.adapters.prompting import ContextAnswer, current_subtask, render_subtask_prompt
+    from reso.agents.adapters.replay import NoRecordingError, ReplayChatModel, load_replay_model
+    from reso.agents.adapters.replay_pool import replay_pool_config
+    from reso.agents.adapters.replay_table import ReplayError, ReplayTable
+    from reso.agents.adapters.retry import RetryPolicy, call_with_retries
+    from reso.agents.adapters.tokens import count_tokens
+    from reso.agents.adapters.tools import CalculatorChatModel, ToolDeclined
+
+_EXPORTS: dict[str, str] = {
+    "AgentAnswer": "reso.agents.adapters.answers",
+    "ResponseCacheError": "reso.agents.adapters.cache",
+    "disable_response_cache": "reso.agents.adapters.cache",
+    "enable_response_cache": "reso.agents.adapters.cache",
+    "EndpointSlots": "reso.agents.adapters.endpoints",
+    "endpoint_slots": "reso.agents.adapters.endpoints",
+    "DeclinedCall": "reso.agents.adapters.failures",
+    "FailureKind": "reso.agents.adapters.failures",
+    "failure_kind": "reso.agents.adapters.failures",
+    "FaultConfig": "reso.agents.adapters.faults",
+    "FaultyChatModel": "reso.agents.adapters.faults",
+    "with_faults": "reso.agents.adapters.faults",
+    "Health": "reso.agents.adapters.health",
+    "InlineChatModel": "reso.agents.adapters.inline",
+    "ModelCache": "reso.agents.adapters.invoke",
+    "call_agent": "reso.agents.adapters.invoke",
+    "models_for_pool": "reso.agents.adapters.invoke",
+    "ModelLoadError": "reso.agents.adapters.loader",
+    "load_chat_model": "reso.agents.adapters.loader",
+    "LocalChatModel": "reso.agents.adapters.local",
+    "load_local_model": "reso.agents.adapters.local",
+    "PriceList": "reso.agents.adapters.prices",
+    "PriceListError": "reso.agents.adapters.prices",
+    "list_price": "reso.agents.adapters.prices",
+    "load_price_list": "reso.agents.adapters.prices",
+    "ContextAnswer": "reso.agents.adapters.prompting",
+    "current_subtask": "reso.agents.adapters.prompting",
+    "render_subtask_prompt": "reso.agents.adapters.prompting",
+    "NoRecordingError": "reso.agents.adapters.replay",
+    "ReplayChatModel": "reso.agents.adapters.replay",
+    "load_replay_model": "reso.agents.adapters.replay",
+    "replay_pool_config": "reso.agents.adapters.replay_pool",
+    "ReplayError": "reso.agents.adapters.replay_table",
+    "ReplayTable": "reso.agents.adapters.replay_table",
+    "RetryPolicy": "reso.agents.adapters.retry",
+    "call_with_retries": "reso.agents.adapters.retry",
+    "count_tokens": "reso.agents.adapters.tokens",
+    "CalculatorChatModel": "reso.agents.adapters.tools",
+    "ToolDeclined": "reso.agents.adapters.tools",
+}
+
+__all__ = [
+    "AgentAnswer",
+    "CalculatorChatModel",
+    "ContextAnswer",
+    "DeclinedCall",
+    "EndpointSlots",
+    "FailureKind",
+    "FaultConfig",
+    "FaultyChatModel",
+    "Health",
+    "InlineChatModel",
+    "LocalChatModel",
+    "ModelCache",
+    "ModelLoadError",
+    "NoRecordingError",
+    "PriceList",
+    "PriceListError",
+    "ReplayChatModel",
+    "ReplayError",
+    "ReplayTable",
+    "ResponseCacheError",
+    "RetryPolicy",
+    "ToolDeclined",
+    "call_agent",
+    "call_with_retries",
+    "count_tokens",
+    "current_subtask",
+    "disable_response_cache",
+    "enable_response_cache",
+    "endpoint_slots",
+    "failure_kind",
+    "list_price",
+    "load_chat_model",
+    "load_local_model",
+    "load_price_list",
+    "load_replay_model",
+    "models_for_pool",
+    "render_subtask_prompt",
+    "replay_pool_config",
+    "with_faults",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
