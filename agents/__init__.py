@@ -16,8 +16,9 @@ Public names are imported on first use, so `import reso.agents` loads no model l
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.agents.adapters.answers import AgentAnswer
@@ -39,30 +40,6 @@ if TYPE_CHECKING:
         SelectorConfig,
         UCBSelector,
     )
-
-_EXPORTS: dict[str, str] = {
-    "AgentAnswer": "reso.agents.adapters.answers",
-    "AgentDatabase": "reso.agents.dadb.base",
-    "open_dadb": "reso.agents.dadb.open",
-    "Embedder": "reso.agents.selection.embeddings",
-    "load_embedder": "reso.agents.selection.embeddings",
-    "FailureKind": "reso.agents.adapters.failures",
-    "Health": "reso.agents.adapters.health",
-    "ProfileIndex": "reso.agents.selection.index",
-    "call_agent": "reso.agents.adapters.invoke",
-    "load_chat_model": "reso.agents.adapters.loader",
-    "Pool": "reso.agents.pool",
-    "PoolError": "reso.agents.pool",
-    "load_pool": "reso.agents.pool",
-    "Agent": "reso.agents.profiles",
-    "ModelSpec": "reso.agents.profiles",
-    "RetryPolicy": "reso.agents.adapters.retry",
-    "Candidate": "reso.agents.selection.selector",
-    "RandomSelector": "reso.agents.selection.selector",
-    "Selector": "reso.agents.selection.selector",
-    "SelectorConfig": "reso.agents.selection.selector",
-    "UCBSelector": "reso.agents.selection.selector",
-}
 
 __all__ = [
     "Agent",
@@ -88,15 +65,20 @@ __all__ = [
     "open_dadb",
 ]
 
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "adapters.answers": ["AgentAnswer"],
+    "dadb.base": ["AgentDatabase"],
+    "dadb.open": ["open_dadb"],
+    "selection.embeddings": ["Embedder", "load_embedder"],
+    "adapters.failures": ["FailureKind"],
+    "adapters.health": ["Health"],
+    "selection.index": ["ProfileIndex"],
+    "adapters.invoke": ["call_agent"],
+    "adapters.loader": ["load_chat_model"],
+    "pool": ["Pool", "PoolError", "load_pool"],
+    "profiles": ["Agent", "ModelSpec"],
+    "adapters.retry": ["RetryPolicy"],
+    "selection.selector": ["Candidate", "RandomSelector", "Selector", "SelectorConfig", "UCBSelector"],
+})

@@ -13,8 +13,9 @@ Public names are imported on first use, so `import reso.evals` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.evals.datasets import Problem, load_dataset
@@ -22,17 +23,6 @@ if TYPE_CHECKING:
     from reso.evals.reports.compare import compare_runs
     from reso.evals.reports.report import write_run_report
     from reso.evals.runner import EvalConfig, run_eval
-
-_EXPORTS: dict[str, str] = {
-    "compare_runs": "reso.evals.reports.compare",
-    "Problem": "reso.evals.datasets",
-    "load_dataset": "reso.evals.datasets",
-    "Method": "reso.evals.methods",
-    "parse_method": "reso.evals.methods",
-    "write_run_report": "reso.evals.reports.report",
-    "EvalConfig": "reso.evals.runner",
-    "run_eval": "reso.evals.runner",
-}
 
 __all__ = [
     "EvalConfig",
@@ -45,15 +35,12 @@ __all__ = [
     "write_run_report",
 ]
 
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "reports.compare": ["compare_runs"],
+    "datasets": ["Problem", "load_dataset"],
+    "methods": ["Method", "parse_method"],
+    "reports.report": ["write_run_report"],
+    "runner": ["EvalConfig", "run_eval"],
+})

@@ -15,8 +15,9 @@ libraries.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.graphs.api import ReSo, asolve, solve
@@ -30,32 +31,6 @@ if TYPE_CHECKING:
     from reso.graphs.run import DagRun
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import Team, build_team, team_for
-
-_EXPORTS: dict[str, str] = {
-    "ReSo": "reso.graphs.api",
-    "asolve": "reso.graphs.api",
-    "solve": "reso.graphs.api",
-    "Budget": "reso.graphs.budget",
-    "RunContext": "reso.graphs.context",
-    "PlanError": "reso.graphs.dag",
-    "TaskDAG": "reso.graphs.dag",
-    "TaskNode": "reso.graphs.dag",
-    "Adaptive": "reso.graphs.escalation",
-    "AskingPolicy": "reso.graphs.escalation",
-    "Cascade": "reso.graphs.escalation",
-    "FixedK": "reso.graphs.escalation",
-    "build_graph": "reso.graphs.graph",
-    "LearnOnce": "reso.graphs.learning",
-    "CandidateRecord": "reso.graphs.records",
-    "Result": "reso.graphs.records",
-    "StepRecord": "reso.graphs.records",
-    "Usage": "reso.graphs.records",
-    "DagRun": "reso.graphs.run",
-    "ReSoSettings": "reso.graphs.settings",
-    "Team": "reso.graphs.team",
-    "build_team": "reso.graphs.team",
-    "team_for": "reso.graphs.team",
-}
 
 __all__ = [
     "Adaptive",
@@ -83,15 +58,18 @@ __all__ = [
     "team_for",
 ]
 
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "api": ["ReSo", "asolve", "solve"],
+    "budget": ["Budget"],
+    "context": ["RunContext"],
+    "dag": ["PlanError", "TaskDAG", "TaskNode"],
+    "escalation": ["Adaptive", "AskingPolicy", "Cascade", "FixedK"],
+    "graph": ["build_graph"],
+    "learning": ["LearnOnce"],
+    "records": ["CandidateRecord", "Result", "StepRecord", "Usage"],
+    "run": ["DagRun"],
+    "settings": ["ReSoSettings"],
+    "team": ["Team", "build_team", "team_for"],
+})

@@ -12,22 +12,14 @@ Public names are imported on first use, so `import reso.reward` loads no model l
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.reward.answers import check_answer, extract_answer
     from reso.reward.base import Score, ScoreItem, Scorer
     from reso.reward.registry import build_scorer
-
-_EXPORTS: dict[str, str] = {
-    "check_answer": "reso.reward.answers",
-    "extract_answer": "reso.reward.answers",
-    "Score": "reso.reward.base",
-    "ScoreItem": "reso.reward.base",
-    "Scorer": "reso.reward.base",
-    "build_scorer": "reso.reward.registry",
-}
 
 __all__ = [
     "Score",
@@ -38,15 +30,10 @@ __all__ = [
     "extract_answer",
 ]
 
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "answers": ["check_answer", "extract_answer"],
+    "base": ["Score", "ScoreItem", "Scorer"],
+    "registry": ["build_scorer"],
+})

@@ -16,8 +16,9 @@ Public names are imported on first use, so importing the package loads no model 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.agents.adapters.answers import AgentAnswer
@@ -38,48 +39,6 @@ if TYPE_CHECKING:
     from reso.agents.adapters.retry import RetryPolicy, call_with_retries
     from reso.agents.adapters.tokens import count_tokens
     from reso.agents.adapters.tools import CalculatorChatModel, ToolDeclined
-
-_EXPORTS: dict[str, str] = {
-    "AgentAnswer": "reso.agents.adapters.answers",
-    "ResponseCacheError": "reso.agents.adapters.cache",
-    "disable_response_cache": "reso.agents.adapters.cache",
-    "enable_response_cache": "reso.agents.adapters.cache",
-    "EndpointSlots": "reso.agents.adapters.endpoints",
-    "endpoint_slots": "reso.agents.adapters.endpoints",
-    "DeclinedCall": "reso.agents.adapters.failures",
-    "FailureKind": "reso.agents.adapters.failures",
-    "failure_kind": "reso.agents.adapters.failures",
-    "FaultConfig": "reso.agents.adapters.faults",
-    "FaultyChatModel": "reso.agents.adapters.faults",
-    "with_faults": "reso.agents.adapters.faults",
-    "Health": "reso.agents.adapters.health",
-    "InlineChatModel": "reso.agents.adapters.inline",
-    "ModelCache": "reso.agents.adapters.invoke",
-    "call_agent": "reso.agents.adapters.invoke",
-    "models_for_pool": "reso.agents.adapters.invoke",
-    "ModelLoadError": "reso.agents.adapters.loader",
-    "load_chat_model": "reso.agents.adapters.loader",
-    "LocalChatModel": "reso.agents.adapters.local",
-    "load_local_model": "reso.agents.adapters.local",
-    "PriceList": "reso.agents.adapters.prices",
-    "PriceListError": "reso.agents.adapters.prices",
-    "list_price": "reso.agents.adapters.prices",
-    "load_price_list": "reso.agents.adapters.prices",
-    "ContextAnswer": "reso.agents.adapters.prompting",
-    "current_subtask": "reso.agents.adapters.prompting",
-    "render_subtask_prompt": "reso.agents.adapters.prompting",
-    "NoRecordingError": "reso.agents.adapters.replay",
-    "ReplayChatModel": "reso.agents.adapters.replay",
-    "load_replay_model": "reso.agents.adapters.replay",
-    "replay_pool_config": "reso.agents.adapters.replay_pool",
-    "ReplayError": "reso.agents.adapters.replay_table",
-    "ReplayTable": "reso.agents.adapters.replay_table",
-    "RetryPolicy": "reso.agents.adapters.retry",
-    "call_with_retries": "reso.agents.adapters.retry",
-    "count_tokens": "reso.agents.adapters.tokens",
-    "CalculatorChatModel": "reso.agents.adapters.tools",
-    "ToolDeclined": "reso.agents.adapters.tools",
-}
 
 __all__ = [
     "AgentAnswer",
@@ -123,16 +82,25 @@ __all__ = [
     "with_faults",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "answers": ["AgentAnswer"],
+    "cache": ["ResponseCacheError", "disable_response_cache", "enable_response_cache"],
+    "endpoints": ["EndpointSlots", "endpoint_slots"],
+    "failures": ["DeclinedCall", "FailureKind", "failure_kind"],
+    "faults": ["FaultConfig", "FaultyChatModel", "with_faults"],
+    "health": ["Health"],
+    "inline": ["InlineChatModel"],
+    "invoke": ["ModelCache", "call_agent", "models_for_pool"],
+    "loader": ["ModelLoadError", "load_chat_model"],
+    "local": ["LocalChatModel", "load_local_model"],
+    "prices": ["PriceList", "PriceListError", "list_price", "load_price_list"],
+    "prompting": ["ContextAnswer", "current_subtask", "render_subtask_prompt"],
+    "replay": ["NoRecordingError", "ReplayChatModel", "load_replay_model"],
+    "replay_pool": ["replay_pool_config"],
+    "replay_table": ["ReplayError", "ReplayTable"],
+    "retry": ["RetryPolicy", "call_with_retries"],
+    "tokens": ["count_tokens"],
+    "tools": ["CalculatorChatModel", "ToolDeclined"],
+})

@@ -10,8 +10,9 @@ Public names are imported on first use, so importing the package loads no databa
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.agents.dadb.base import AgentDatabase, DADBError
@@ -20,19 +21,6 @@ if TYPE_CHECKING:
     from reso.agents.dadb.sqlite import DADB
     from reso.agents.dadb.stats import AgentStats
     from reso.agents.dadb.url import is_postgres_url, redact, redact_url
-
-_EXPORTS: dict[str, str] = {
-    "AgentDatabase": "reso.agents.dadb.base",
-    "DADBError": "reso.agents.dadb.base",
-    "DB_URL_ENV": "reso.agents.dadb.open",
-    "open_dadb": "reso.agents.dadb.open",
-    "PostgresDADB": "reso.agents.dadb.postgres",
-    "DADB": "reso.agents.dadb.sqlite",
-    "AgentStats": "reso.agents.dadb.stats",
-    "is_postgres_url": "reso.agents.dadb.url",
-    "redact": "reso.agents.dadb.url",
-    "redact_url": "reso.agents.dadb.url",
-}
 
 __all__ = [
     "AgentDatabase",
@@ -47,16 +35,13 @@ __all__ = [
     "redact_url",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "base": ["AgentDatabase", "DADBError"],
+    "open": ["DB_URL_ENV", "open_dadb"],
+    "postgres": ["PostgresDADB"],
+    "sqlite": ["DADB"],
+    "stats": ["AgentStats"],
+    "url": ["is_postgres_url", "redact", "redact_url"],
+})

@@ -11,8 +11,9 @@ Public names are imported on first use, so importing the package loads neither F
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.agents.selection.embeddings import Embedder, load_embedder
@@ -28,25 +29,6 @@ if TYPE_CHECKING:
     )
     from reso.agents.selection.stats_cache import Standings, StatsCache
     from reso.agents.selection.target_profile import TargetProfileWriter
-
-_EXPORTS: dict[str, str] = {
-    "Embedder": "reso.agents.selection.embeddings",
-    "load_embedder": "reso.agents.selection.embeddings",
-    "ProfileIndex": "reso.agents.selection.index",
-    "profile_index_for_pool": "reso.agents.selection.index",
-    "beta_posterior": "reso.agents.selection.posterior",
-    "kl_upper_bound": "reso.agents.selection.posterior",
-    "thompson_belief": "reso.agents.selection.posterior",
-    "score_components": "reso.agents.selection.scoring",
-    "Candidate": "reso.agents.selection.selector",
-    "RandomSelector": "reso.agents.selection.selector",
-    "Selector": "reso.agents.selection.selector",
-    "SelectorConfig": "reso.agents.selection.selector",
-    "UCBSelector": "reso.agents.selection.selector",
-    "Standings": "reso.agents.selection.stats_cache",
-    "StatsCache": "reso.agents.selection.stats_cache",
-    "TargetProfileWriter": "reso.agents.selection.target_profile",
-}
 
 __all__ = [
     "Candidate",
@@ -67,16 +49,14 @@ __all__ = [
     "thompson_belief",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "embeddings": ["Embedder", "load_embedder"],
+    "index": ["ProfileIndex", "profile_index_for_pool"],
+    "posterior": ["beta_posterior", "kl_upper_bound", "thompson_belief"],
+    "scoring": ["score_components"],
+    "selector": ["Candidate", "RandomSelector", "Selector", "SelectorConfig", "UCBSelector"],
+    "stats_cache": ["Standings", "StatsCache"],
+    "target_profile": ["TargetProfileWriter"],
+})

@@ -8,8 +8,9 @@ Public names are imported on first use, so importing the package loads neither t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.evals.backends.base import (
@@ -23,20 +24,6 @@ if TYPE_CHECKING:
     )
     from reso.evals.backends.ray_backend import RayBackend, RaySolver
     from reso.evals.backends.ray_cluster import LocalCluster, start_local_cluster
-
-_EXPORTS: dict[str, str] = {
-    "Backend": "reso.evals.backends.base",
-    "BackendError": "reso.evals.backends.base",
-    "BackendSetupError": "reso.evals.backends.base",
-    "InProcess": "reso.evals.backends.base",
-    "InProcessSolver": "reso.evals.backends.base",
-    "Solver": "reso.evals.backends.base",
-    "open_backend": "reso.evals.backends.base",
-    "RayBackend": "reso.evals.backends.ray_backend",
-    "RaySolver": "reso.evals.backends.ray_backend",
-    "LocalCluster": "reso.evals.backends.ray_cluster",
-    "start_local_cluster": "reso.evals.backends.ray_cluster",
-}
 
 __all__ = [
     "Backend",
@@ -52,16 +39,10 @@ __all__ = [
     "start_local_cluster",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "base": ["Backend", "BackendError", "BackendSetupError", "InProcess", "InProcessSolver", "Solver", "open_backend"],
+    "ray_backend": ["RayBackend", "RaySolver"],
+    "ray_cluster": ["LocalCluster", "start_local_cluster"],
+})

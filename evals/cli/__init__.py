@@ -10,30 +10,19 @@ It is imported on first use, and the sub-commands import heavy libraries only wh
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.evals.cli.main import app
-
-_EXPORTS: dict[str, str] = {
-    "app": "reso.evals.cli.main",
-}
 
 __all__ = [
     "app",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "main": ["app"],
+})

@@ -9,26 +9,15 @@ Public names are imported on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from reso.evals.synth.constants import Constant, choose_constant
     from reso.evals.synth.gsm8k import build_gsm8k_mas, read_replay_questions
     from reso.evals.synth.mas import PoolQuestion, read_pool, synthesize_mas
     from reso.evals.synth.questions import build_linked_mas, read_questions
-
-_EXPORTS: dict[str, str] = {
-    "PoolQuestion": "reso.evals.synth.mas",
-    "read_pool": "reso.evals.synth.mas",
-    "synthesize_mas": "reso.evals.synth.mas",
-    "build_linked_mas": "reso.evals.synth.questions",
-    "read_questions": "reso.evals.synth.questions",
-    "build_gsm8k_mas": "reso.evals.synth.gsm8k",
-    "read_replay_questions": "reso.evals.synth.gsm8k",
-    "Constant": "reso.evals.synth.constants",
-    "choose_constant": "reso.evals.synth.constants",
-}
 
 __all__ = [
     "Constant",
@@ -42,16 +31,11 @@ __all__ = [
     "synthesize_mas",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # Imported on first use (PEP 562), so importing the package loads none of its heavy dependencies.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
+# dependencies.
+__getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
+    "mas": ["PoolQuestion", "read_pool", "synthesize_mas"],
+    "questions": ["build_linked_mas", "read_questions"],
+    "gsm8k": ["build_gsm8k_mas", "read_replay_questions"],
+    "constants": ["Constant", "choose_constant"],
+})
