@@ -164,11 +164,11 @@ def test_eval_refuses_an_address_where_no_cluster_answers_in_one_line(tmp_path: 
     from typer.testing import CliRunner
 
     from reso.evals.cli import app
-    from tests.integration_tests.conftest import _free_port
+    from tests.local_server import free_port
 
     dataset = tmp_path / "d.jsonl"
     dataset.write_text('{"id": "a", "question": "What is 2+2?", "answer": "4"}\n', encoding="utf-8")
-    address = f"127.0.0.1:{_free_port()}"  # free, so nothing listens there
+    address = f"127.0.0.1:{free_port()}"  # free, so nothing listens there
     result = CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--out", str(tmp_path / "run"), "--quiet",
                                       "--embedder", "hash:64", "--backend", "ray", "--address", address])
     assert result.exit_code == 2
