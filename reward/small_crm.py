@@ -380,9 +380,16 @@ class SmallCRMScorer(Scorer):
     def __init__(self, directory: Path | str | None = None, *, model: SmallCRM | None = None) -> None:
         if model is None:
             if directory is None:
-                raise ValueError("SmallCRMScorer needs a model folder or a fitted SmallCRM")
+                raise ValueError(f"{type(self).__name__} needs a model folder or a fitted SmallCRM")
             model = SmallCRM.load(directory)
         self.model = model
+
+    label = "small CRM"
+    """How failures name this scorer."""
+
+    def candidates(self, items: Sequence[ScoreItem]) -> list[Any]:
+        """The model's view of one subtask's (non-empty) answers."""
+        return candidates_from_items(items)
 
     def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
         scores: list[Score | None] = [
@@ -391,9 +398,9 @@ class SmallCRMScorer(Scorer):
         live = [i for i, s in enumerate(scores) if s is None]
         if live:
             try:
-                values = self.model.predict_candidates(candidates_from_items([items[i] for i in live]))
+                values = self.model.predict_candidates(self.candidates([items[i] for i in live]))
             except Exception as exc:  # noqa: BLE001 - a scorer never raises on bad answers
-                return [s or failed_score(f"small CRM: {type(exc).__name__}: {exc}") for s in scores]
+                return [s or failed_score(f"{self.label}: {type(exc).__name__}: {exc}") for s in scores]
             for i, value in zip(live, values):
-                scores[i] = Score(float(value)) if math.isfinite(value) else failed_score("small CRM: non-finite score")
+                scores[i] = Score(float(value)) if math.isfinite(value) else failed_score(f"{self.label}: non-finite score")
         return [s for s in scores if s is not None]

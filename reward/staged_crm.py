@@ -17,14 +17,13 @@ one for an agent never visited would make a rarely asked role look perfect.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
-from reso.reward.base import Score, ScoreItem, Scorer, failed_score
+from reso.reward.base import ScoreItem
 from reso.reward.features import candidates_from_items, groups_of
 from reso.reward.records import LabelledRecord, question_key
-from reso.reward.small_crm import SmallCRM, SmallCRMConfig
+from reso.reward.small_crm import SmallCRM, SmallCRMConfig, SmallCRMScorer
 
 
 def staged_groups(records: Sequence[LabelledRecord], k: int, k_max: int) -> list[list[int]]:
@@ -71,31 +70,14 @@ def fit_staged_crm(records: Sequence[LabelledRecord], *, k: int, k_max: int, tun
     return SmallCRM(config or SmallCRMConfig()).fit(by_text, tune=tune, groups=groups)
 
 
-class StagedCRMScorer(Scorer):
+class StagedCRMScorer(SmallCRMScorer):
     """Scores a subtask's candidates with a saved staged CRM; each answer's prior is its model's record in
     the CRM's training answers (unknown models get the base rate, flagged unknown)."""
 
     name = "staged"
+    label = "staged CRM"
 
-    def __init__(self, directory: Path | str | None = None, *, model: SmallCRM | None = None) -> None:
-        if model is None:
-            if directory is None:
-                raise ValueError("StagedCRMScorer needs a model folder or a fitted SmallCRM")
-            model = SmallCRM.load(directory)
-        self.model = model
-
-    def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
-        scores: list[Score | None] = [
-            Score(0.0, "empty answer") if not item.answer.strip() else None for item in items
-        ]
-        live = [i for i, s in enumerate(scores) if s is None]
-        if live:
-            candidates = [dataclasses.replace(c, reputation=None)
-                          for c in candidates_from_items([items[i] for i in live])]
-            try:
-                values = self.model.predict_candidates(candidates)
-            except Exception as exc:  # noqa: BLE001 - a scorer never raises on bad answers
-                return [s or failed_score(f"staged CRM: {type(exc).__name__}: {exc}") for s in scores]
-            for i, value in zip(live, values):
-                scores[i] = Score(float(value)) if math.isfinite(value) else failed_score("staged CRM: non-finite score")
-        return [s for s in scores if s is not None]
+    def candidates(self, items: Sequence[ScoreItem]) -> list[Any]:
+        # The agent's per-role reputation is left out: the DADB gives an unvisited role 1.0, so a rarely
+        # asked role would look perfect; the model's record stands in as the prior.
+        return [dataclasses.replace(c, reputation=None) for c in candidates_from_items(items)]
