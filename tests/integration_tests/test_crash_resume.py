@@ -36,6 +36,23 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
+def kill_while_step_c_runs(command: list[str], log: Path) -> None:
+    """Start the checkpoint child `command` and SIGKILL it while step C is in flight (A and B saved)."""
+    process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    try:
+        while "Step C" not in _lines(log):
+            if process.poll() is not None:
+                pytest.fail(f"the child ended before step C: {process.stderr.read().decode()[-2000:]}")
+            assert time.monotonic() < deadline, "step C never started"
+            time.sleep(0.02)
+        # Step C answers after 3 s: kill it in flight, well after A and B were saved.
+        time.sleep(1.0)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+
 def _eval_command(out: Path, db: Path, dataset: str = DATASET, limit: int = ITEMS) -> list[str]:
     # The hashing embedder spares each process seconds of model loading; what is tested is independent of it.
     return [RESO, "eval", "--mode", "train", "--dataset", dataset, "--limit", str(limit), "--concurrency", "2",
@@ -105,19 +122,7 @@ def test_concurrent_training_runs_sharing_one_dadb_count_exactly(tmp_path):
 def test_checkpointed_graph_run_resumes_without_asking_finished_subtasks_again(tmp_path):
     checkpoint, log = tmp_path / "checkpoints.sqlite", tmp_path / "calls.log"
     command = [sys.executable, "-m", "tests.integration_tests.checkpoint_child", str(checkpoint), str(log)]
-    process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    try:
-        while "Step C" not in _lines(log):
-            if process.poll() is not None:
-                pytest.fail(f"the child ended before step C: {process.stderr.read().decode()[-2000:]}")
-            assert time.monotonic() < deadline, "step C never started"
-            time.sleep(0.02)
-        # Step C answers after 3 s: kill it in flight, well after A and B were saved.
-        time.sleep(1.0)
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+    kill_while_step_c_runs(command, log)
     assert _lines(log) == ["Step A", "Step B", "Step C"]
     dadb = Path(f"{checkpoint}.dadb.sqlite")
     assert DADB(dadb, mode="test").total_visits() == 0, "a checkpointed training run learns when it is answered"

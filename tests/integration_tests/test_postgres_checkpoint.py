@@ -9,15 +9,13 @@ finished subtasks are not asked again and the thread is learned once.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from reso.agents.dadb.open import open_dadb
-from tests.integration_tests.test_crash_resume import ROOT, _env, _lines
+from tests.integration_tests.test_crash_resume import ROOT, _env, _lines, kill_while_step_c_runs
 
 pytestmark = pytest.mark.integration
 
@@ -28,19 +26,7 @@ def _child(checkpoint: str, log) -> list[str]:
 
 def test_a_run_killed_mid_question_resumes_from_the_postgres_checkpoint(tmp_path, postgres_url):
     log = tmp_path / "calls.log"
-    process = subprocess.Popen(_child(postgres_url, log), cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    try:
-        while "Step C" not in _lines(log):
-            if process.poll() is not None:
-                pytest.fail(f"the child ended before step C: {process.stderr.read().decode()[-2000:]}")
-            assert time.monotonic() < deadline, "step C never started"
-            time.sleep(0.02)
-        time.sleep(1.0)  # step C answers after 3 s: kill it in flight, well after A and B were saved
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+    kill_while_step_c_runs(_child(postgres_url, log), log)
     assert _lines(log) == ["Step A", "Step B", "Step C"]
     assert open_dadb(postgres_url, mode="test").total_visits() == 0, "a checkpointed run learns when answered"
 
