@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from reso.evals.cli.errors import fail
+
 if TYPE_CHECKING:
     from reso.evals.reports.compare import Comparison
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
 
 
 def _interval(interval: list[float] | None, unit: str) -> str:
@@ -45,9 +42,9 @@ def compare_command(
     from reso.evals.reports.compare import CompareError, compare_runs, load_run
 
     if resamples < 1:
-        _fail(f"--resamples must be >= 1, got {resamples}")
+        fail(f"--resamples must be >= 1, got {resamples}")
     if out is not None and out.exists() and not out.is_dir():
-        _fail(f"--out {out}: not a folder")
+        fail(f"--out {out}: not a folder")
     folders = list(dict.fromkeys(dirs))
     if reference is not None and reference.resolve() not in [folder.resolve() for folder in folders]:
         folders.insert(0, reference)
@@ -55,7 +52,7 @@ def compare_command(
     try:
         comparison = compare_runs([load_run(folder) for folder in folders], index, resamples=resamples, seed=seed)
     except CompareError as error:
-        _fail(str(error))
+        fail(str(error))
     report = comparison.to_json()
     if out is not None:
         report["files"] = _write(out, comparison, report)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
+
+from reso.evals.cli.errors import fail
 
 app = typer.Typer(help="Train and evaluate Collaborative Reward Models.", no_args_is_help=True)
 
@@ -34,18 +36,10 @@ def _load(data: str, split: str | None, limit_questions: int | None) -> list[Any
             records = split_by_question(records, f"first:{limit_questions}")
         records = split_by_question(records, split)
     except (RecordFormatError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if not records:
-        _fail(f"{data}: no records selected (split {split!r})")
+        fail(f"{data}: no records selected (split {split!r})")
     return records
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    # A plain line rather than typer's boxed usage error: a file:line:field message must not be wrapped.
-    # Exit code 2 for bad input (records, split, model spec), as the other commands do; 1 when a scorer
-    # failed on every answer.
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=code)
 
 
 def _round(value: Any) -> Any:
@@ -137,7 +131,7 @@ def train(
     }
     if kind is CRMKind.prm:
         if base is None:
-            _fail("--kind prm needs --base CHECKPOINT")
+            fail("--kind prm needs --base CHECKPOINT")
         from reso.reward.prm_training import train_prm
 
         options: dict[str, Any] = {"base": base, "seed": seed}
@@ -158,7 +152,7 @@ def train(
     try:
         model = SmallCRM(config).fit(records, tune=tune)
     except ValueError as exc:  # too few records, questions or labels of one kind only
-        _fail(f"{data}: cannot train on these {len(records)} records: {exc}")
+        fail(f"{data}: cannot train on these {len(records)} records: {exc}")
     model.save(out)
     summary["n_models"] = len(model.model_priors)
     summary["settings"] = {"answer_model": config.answer_params, "group_model": config.group_params,
@@ -181,7 +175,7 @@ def _neural_settings(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or key.strip() not in known:
-            _fail(f"--neural-setting {pair!r}: expected KEY=VALUE with KEY one of {', '.join(known)}")
+            fail(f"--neural-setting {pair!r}: expected KEY=VALUE with KEY one of {', '.join(known)}")
         key, value = key.strip(), value.strip()
         default: Any = known[key].default  # every field of NeuralVerifierConfig has a plain default
         if value.lower() in ("none", "null"):
@@ -190,7 +184,7 @@ def _neural_settings(pairs: list[str]) -> dict[str, Any]:
         try:
             settings[key] = type(default)(value) if default is not None and not isinstance(default, str) else value
         except ValueError:
-            _fail(f"--neural-setting {pair!r}: {value!r} is not a {type(default).__name__}")
+            fail(f"--neural-setting {pair!r}: {value!r} is not a {type(default).__name__}")
     return settings
 
 
@@ -203,7 +197,7 @@ def _scorer(spec: str) -> Any:
             return SmallCRMScorer(spec)
         return build_scorer(f"prm:{spec}" if Path(spec).is_dir() else spec)
     except (OSError, ValueError) as exc:  # ScorerConfigError is a ValueError
-        _fail(f"--model {spec!r}: {exc}")
+        fail(f"--model {spec!r}: {exc}")
 
 
 def _training_record(scorers: list[Any], all_records: list[Any], chosen: list[Any]) -> tuple[Any, str | None]:
@@ -274,7 +268,7 @@ def evaluate(
             total += w * (score_groups(scorer, records, [[i] for i in range(len(records))]) if alone
                           else score_records(scorer, records))
     except ScorerFailedError as exc:
-        _fail(str(exc), code=1)
+        fail(str(exc), code=1)
     scores = total / sum(weights)
     first_errors = step_predictions(scorers[0], records) if len(scorers) == 1 else None
     result: dict[str, Any] = {"model": model if len(model) > 1 else model[0], "data": data, "split": split,
@@ -287,7 +281,7 @@ def evaluate(
     if candidates is not None:
         slates = draw_slates(records, candidates, draws, seed=seed)
         if not slates:
-            _fail(f"{data}: no question has {candidates} recorded answers for --candidates {candidates}")
+            fail(f"{data}: no question has {candidates} recorded answers for --candidates {candidates}")
         slate_scores = sum(w * score_groups(s, records, slates) for s, w in zip(scorers, weights)) / sum(weights)
         record_of, source = _training_record(scorers, all_records, records)
         result["candidates"] = compare_picks(records, slates, np.asarray(slate_scores), record_of, seed=seed,
@@ -323,5 +317,5 @@ def ablate(
                               k=candidates, draws=draws, seed=seed,
                               log=lambda line: typer.echo(line, err=True))
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     _print_result(result, as_json)

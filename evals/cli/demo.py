@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+
+from reso.evals.cli.errors import fail
 
 
 def demo_command(
@@ -41,13 +43,13 @@ def demo_command(
     from reso.evals.demo import CRMS, WORLDS, DemoConfig, comparison_rows, run_demo, write_comparison
 
     if world not in WORLDS:
-        _fail(f"--world must be one of {', '.join(WORLDS)}")
+        fail(f"--world must be one of {', '.join(WORLDS)}")
     if level not in ("easy", "medium", "hard"):
-        _fail("--level must be easy, medium or hard")
+        fail("--level must be easy, medium or hard")
     if crm not in CRMS:
-        _fail(f"--crm must be one of {', '.join(CRMS)}, got {crm!r}")
+        fail(f"--crm must be one of {', '.join(CRMS)}, got {crm!r}")
     if backend not in ("local", "ray") or (address is not None and backend != "ray"):
-        _fail("--backend must be local or ray (--address goes with ray)")
+        fail("--backend must be local or ray (--address goes with ray)")
     if pool or prices:
         pool = _check_pool(pool or _world_pool(world), prices, out)
     console = Console(stderr=True)
@@ -61,7 +63,7 @@ def demo_command(
             by_benchmark = run_demo(dataclasses.replace(config, backend=runner),
                                     log=lambda line: console.print(f"[dim]{line}[/dim]"))
     except (ResultsBusyError, ResultsFormatError, BackendSetupError) as error:  # e.g. a folder of other settings
-        _fail(str(error))
+        fail(str(error))
     except BackendError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from None
@@ -95,11 +97,6 @@ def _table(title: str, rows: list[dict]) -> Any:
     return table
 
 
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
-
-
 def _world_pool(world: str) -> str:
     """The pool file of a world (its benchmarks share one); "" for the embedded two-model pool."""
     from reso.agents.defaults import data_dir
@@ -121,5 +118,5 @@ def _check_pool(pool: str, prices: Path | None, out: Path) -> str:
         path = pool_file_for(pool, prices, out)
         models_for_pool(load_pool(path))
     except ValueError as error:  # PoolError, ModelLoadError, ReplayError, PriceListError
-        _fail(str(error).strip().splitlines()[0])
+        fail(str(error).strip().splitlines()[0])
     return path

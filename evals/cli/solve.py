@@ -11,9 +11,11 @@ import sys
 import textwrap
 import uuid
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+
+from reso.evals.cli.errors import fail
 
 NO_RECORDING_HINT = (
     "The default pool replays recorded answers to GSM8K questions and has none for this question. "
@@ -51,12 +53,6 @@ def read_question(question: str | None, file: Path | None) -> str:
     if not text.strip():
         raise QuestionInputError("no question given (argument, --file FILE, or - for standard input)")
     return text.strip()
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    # One plain line, not typer's boxed usage panel: messages name files and fields and must stay whole.
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
 
 
 def _first_line(error: BaseException) -> str:
@@ -234,7 +230,7 @@ def solve(
                 saved = _saved_run(run, checkpoint, thread)
                 text = _question_to_run(text, saved, checkpoint, thread)
     except ValueError as error:  # every configuration error of the layers below is a ValueError
-        _fail(_first_line(error), 2)
+        fail(_first_line(error), 2)
     assert text is not None
     if new_thread:  # said before the run starts: a run that is killed prints nothing after
         typer.echo(f"note: thread {thread}: if this run stops, rerun with --thread {thread} to resume it",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
+
+from reso.evals.cli.errors import fail
 
 app = typer.Typer(help="Synthesise multi-step benchmarks (MAS format from a pool or any file of questions, "
                        "GSM8K-MAS) and validate them.",
@@ -36,10 +38,10 @@ def mas(
     give_one = ("give one of --pool (a sub-question pool with UNK(...) markers) or --questions (a file of "
                 "questions with numeric answers)")
     if pool is not None and questions is not None:
-        _fail(f"{give_one}, not both")
+        fail(f"{give_one}, not both")
     if pool is not None:
         if split is not None or test_fraction is not None:
-            _fail("--split and --test-fraction apply to --questions only (a --pool is used whole)")
+            fail("--split and --test-fraction apply to --questions only (a --pool is used whole)")
         from reso.evals.datasets.records import read_records
         from reso.evals.synth.mas import synthesize_mas
 
@@ -47,22 +49,22 @@ def mas(
             items = synthesize_mas([record.data for record in read_records(pool)], size, n, seed,
                                    id_prefix=id_prefix, where=str(pool))
         except (DatasetError, ValueError) as error:
-            _fail(error)
+            fail(error)
         _write(items, out)
         return
     if questions is None:
-        _fail(give_one)
+        fail(give_one)
 
     from reso.evals.synth.questions import SPLITS, build_linked_mas
 
     split = split or "all"
     if split not in SPLITS:
-        _fail(f"--split must be 'train', 'test' or 'all', got {split!r}")
+        fail(f"--split must be 'train', 'test' or 'all', got {split!r}")
     try:
         build = build_linked_mas(questions, size, n, seed, split,
                                  0.2 if test_fraction is None else test_fraction, id_prefix=id_prefix)
     except (DatasetError, ValueError) as error:
-        _fail(error)
+        fail(error)
     typer.echo(f"note: {build.summary(split)}", err=True)
     _write(build.items, out)
 
@@ -84,12 +86,12 @@ def gsm8k(
     from reso.evals.synth.gsm8k import build_gsm8k_mas
 
     if split not in ("train", "test"):
-        _fail(f"--split must be 'train' or 'test', got {split!r}")
+        fail(f"--split must be 'train' or 'test', got {split!r}")
     try:
         items = build_gsm8k_mas(replay or default_replay_path(), size, n, seed, split,  # type: ignore[arg-type]
                                 test_fraction, id_prefix=id_prefix)
     except (DatasetError, ValueError) as error:
-        _fail(error)
+        fail(error)
     _write(items, out)
 
 
@@ -107,7 +109,7 @@ def validate(
     try:
         reports = validate_file(file)
     except DatasetError as error:
-        _fail(error)
+        fail(error)
     invalid = [report for report in reports if not report.valid]
     if json_output:
         typer.echo(json.dumps({
@@ -134,10 +136,5 @@ def _write(items: list[dict], out: Path) -> None:
             text = json.dumps(items, ensure_ascii=False, indent=1) + "\n"
         out.write_text(text, encoding="utf-8")
     except OSError as error:
-        _fail(f"cannot write {out}: {error.strerror or error}")
+        fail(f"cannot write {out}: {error.strerror or error}")
     typer.echo(f"wrote {len(items)} items to {out}")
-
-
-def _fail(error: object) -> NoReturn:
-    typer.echo(f"error: {error}", err=True)
-    raise typer.Exit(2)
