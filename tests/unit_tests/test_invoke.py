@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,20 @@ async def test_response_cache_serves_an_identical_second_call(tmp_path: Path) ->
     assert (second.input_tokens, second.output_tokens, second.cost_usd) == (5, 1, first.cost_usd)
     assert (tmp_path / "cache" / "responses.sqlite").exists()
     assert other.error is not None and other.error.startswith("ScriptExhausted")
+
+
+async def test_response_cache_hits_raise_no_warning(tmp_path: Path) -> None:
+    model = ScriptedChatModel(script=[reply("first", input_tokens=5, output_tokens=1)], model_name="quiet-fake")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        enable_response_cache(tmp_path / "responses.sqlite")  # its filter goes in front of "always"
+        try:
+            await call_agent(_agent(), model, "Same prompt.")
+            hit = await call_agent(_agent(), model, "Same prompt.")
+        finally:
+            disable_response_cache()
+    assert hit.text == "first" and model.call_count == 1
+    assert [str(w.message) for w in caught if "cache" in w.filename] == []
 
 
 async def test_concurrent_calls_each_get_their_own_reply() -> None:
