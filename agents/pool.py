@@ -146,9 +146,13 @@ def _resolve_file(name: str, base_dir: Path) -> str:
     return str((base_dir / path).resolve())
 
 
+# Model providers whose target names files: `replay:FILE[,FILE…]#MODEL`, `local:FILE`.
+FILE_PROVIDERS = frozenset({"replay", "local"})
+
+
 def resolve_model_paths(model: ModelSpec, base_dir: Path | None) -> ModelSpec:
     """Make relative `replay:` / `local:` paths absolute against the pool file's folder."""
-    if base_dir is None or model.provider not in {"replay", "local"}:
+    if base_dir is None or model.provider not in FILE_PROVIDERS:
         return model
     target, sep, fragment = model.target.partition("#")
     files = target.split(",") if model.provider == "replay" else [target]

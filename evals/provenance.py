@@ -9,7 +9,8 @@ compared with it before any item runs. A difference is refused with one line nam
 - `method`: the method as given (`reso`, `single:MODEL`, …);
 - `dataset`: the name as given (a file's absolute path), and `items`: a short content hash per item id, so a
   rerun with a larger `--limit` adds items while a dataset whose items changed is refused;
-- `pool`: its name and a hash of its agents as loaded (ids, roles, prompts, model specs, prices, params);
+- `pool`: its name and a hash of its agents as loaded (ids, roles, prompts, model specs, prices, params;
+  recorded models by their files' names and contents, wherever they are installed);
 - `settings`: the settings that change answers (`ANSWER_SETTINGS`, after the method's overrides).
 
 A folder written before provenance existed, or one that holds no rows yet, takes the current run's
@@ -20,6 +21,7 @@ new settings regardless, delete its `provenance.json`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -30,12 +32,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from reso.agents.dadb.url import is_postgres_url, without_credentials
-from reso.agents.pool import Pool
+from reso.agents.pool import FILE_PROVIDERS, Pool
 from reso.evals.datasets import Problem
 from reso.evals.results import ResultsFormatError
 from reso.graphs.settings import ReSoSettings
 
 FILE_NAME = "provenance.json"
+_HASHED_FILE_LIMIT = 64 << 20
 
 # The settings that change what a run answers or how it is judged: a rerun that differs in any is refused.
 ANSWER_SETTINGS: tuple[str, ...] = (
@@ -158,8 +161,44 @@ def item_hash(problem: Problem) -> str:
 
 
 def pool_identity(pool: Pool) -> PoolIdentity:
-    """The pool's name and a hash of its agents as loaded, in order."""
-    return PoolIdentity(name=pool.name, sha256=_sha256(agent.model_dump(mode="json") for agent in pool))
+    """The pool's name and a hash of its agents as loaded, in order.
+
+    A model read from files (`replay:`, `local:`) counts by its files' names and contents, not their paths:
+    loading resolves them to absolute paths, so a reinstall or a moved checkout would otherwise be another
+    pool, while a recording swapped for another under the same name is one."""
+    return PoolIdentity(name=pool.name, sha256=_sha256(_portable(agent.model_dump(mode="json")) for agent in pool))
+
+
+def _portable(agent: dict[str, Any]) -> dict[str, Any]:
+    """An agent's dump with its model's file paths replaced by `name@fingerprint`."""
+    model = agent.get("model") or {}
+    provider, _, target = str(model.get("spec", "")).partition(":")
+    if provider not in FILE_PROVIDERS:
+        return agent
+    files, sep, fragment = target.partition("#")
+    portable = ",".join(_fingerprint(Path(name)) for name in files.split(","))
+    return {**agent, "model": {**model, "spec": f"{provider}:{portable}{sep}{fragment}"}}
+
+
+def _fingerprint(path: Path) -> str:
+    """`name@digest`: the file's SHA-256 (its size for files over 64 MiB, a GGUF say, read at every run);
+    a path that is not a file stays as given (loading has reported it)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return str(path)
+    return f"{path.name}@{_digest(str(path), stat.st_size, stat.st_mtime_ns)}"
+
+
+@functools.lru_cache(maxsize=64)
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    if size > _HASHED_FILE_LIMIT:
+        return f"size:{size}"
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
 
 
 def _sha256(values: Iterable[Any]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from reso.agents.pool import Pool
+from reso.agents.pool_source import load_pool_for
 from reso.evals.datasets import Problem
 from reso.evals.methods import parse_method
 from reso.evals.provenance import (
@@ -22,6 +23,7 @@ from reso.evals.provenance import (
     OTHER_SETTINGS,
     Provenance,
     ProvenanceError,
+    pool_identity,
     read_provenance,
 )
 from reso.evals.results import ResultsFile, ResultsFormatError
@@ -158,6 +160,23 @@ def test_another_pool_is_refused_by_content_not_by_name(tmp_path: Path) -> None:
                    for agent in team.pool], name="scripted")
     with pytest.raises(ProvenanceError, match=r"pool 'scripted' \([0-9a-f]{8}\) → 'scripted' \([0-9a-f]{8}\)"):
         _run(tmp_path, PROBLEMS[:2], dataclasses.replace(team, pool=dearer))
+
+
+def test_a_recorded_pool_is_the_same_pool_wherever_its_files_are_installed(tmp_path: Path) -> None:
+    fixtures = Path(__file__).parents[1] / "fixtures" / "replay"
+    here, there, edited = tmp_path / "here", tmp_path / "there", tmp_path / "edited"
+    for folder in (here, there, edited):
+        shutil.copytree(fixtures, folder)
+    with (edited / "gsm_mini.jsonl").open("a", encoding="utf-8") as file:
+        file.write("\n")  # the same recordings' file with other bytes
+
+    def identity(folder: Path) -> str:
+        pool = load_pool_for(f"replay:{folder / 'gsm_mini.jsonl'}", folder / "prices.yaml")
+        assert str(folder) in next(iter(pool)).model.spec  # loading made the path absolute
+        return pool_identity(pool).sha256
+
+    assert identity(here) == identity(there)
+    assert identity(edited) != identity(here)
 
 
 def test_a_folder_moved_with_its_dadb_still_resumes(tmp_path: Path) -> None:
