@@ -45,7 +45,7 @@ from reso.agents.adapters.prices import (
     load_price_list,
     vendored_price_list,
 )
-from reso.agents.profiles import BUILTIN_ROLES, Agent, ModelSpec, Role
+from reso.agents.profiles import BUILTIN_ROLES, FILE_PROVIDERS, Agent, ModelSpec, Role
 
 
 class PoolError(ValueError):
@@ -144,10 +144,6 @@ def _resolve_file(name: str, base_dir: Path) -> str:
     if path.is_absolute() or not (base_dir / path).exists():
         return name
     return str((base_dir / path).resolve())
-
-
-# Model providers whose target names files: `replay:FILE[,FILE…]#MODEL`, `local:FILE`.
-FILE_PROVIDERS = frozenset({"replay", "local"})
 
 
 def resolve_model_paths(model: ModelSpec, base_dir: Path | None) -> ModelSpec:

@@ -6,6 +6,7 @@ and matches against a subtask; its system prompt is what the model is told when 
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +39,30 @@ class Role(BaseModel):
         return self.system_prompt or SYSTEM_PROMPT_TEMPLATE.format(role=self.name, profile=self.profile)
 
 
+# Model providers whose target names files: `replay:FILE[,FILE…]#MODEL`, `local:PATH`.
+FILE_PROVIDERS = frozenset({"replay", "local"})
+
+
+def model_name(spec: str) -> str:
+    """The model's own name in a spec, free of file paths: the recorded model of `replay:FILES#MODEL`, the
+    file name of `local:PATH`, else the part after the provider (`openai:gpt-4o-mini` → `gpt-4o-mini`).
+
+    It is how the CRM knows a model across machines and installs (a replay spec holds absolute paths)."""
+    provider, _, target = spec.partition(":")
+    if provider == "replay":
+        return target.rsplit("#", 1)[-1]
+    if provider == "local":
+        return PurePath(target).name
+    return target
+
+
+def portable_model(model: str) -> str:
+    """A model as a CRM keys it: a `replay:`/`local:` spec by its `model_name` (records written before
+    models were named so hold the spec, absolute paths and all); any other name as given."""
+    provider, sep, _ = model.partition(":")
+    return model_name(model) if sep and provider in FILE_PROVIDERS else model
+
+
 class ModelSpec(BaseModel):
     """How to reach one chat model.
 
@@ -66,6 +91,11 @@ class ModelSpec(BaseModel):
     @property
     def target(self) -> str:
         return self.spec.split(":", 1)[1]
+
+    @property
+    def model_name(self) -> str:
+        """See `model_name`: the name the CRM and the method names know the model by."""
+        return model_name(self.spec)
 
     @property
     def short_name(self) -> str:

@@ -135,9 +135,8 @@ def model_agents(pool: Pool) -> list[str]:
 
 
 def model_name(agent: Agent) -> str:
-    """The name a model goes by in method names: the recorded model of a replay spec, else the spec's
-    model part (`openai:gpt-4o-mini` → `gpt-4o-mini`)."""
-    return agent.model.target.rsplit("#", 1)[-1]
+    """The name a model goes by in method names (`ModelSpec.model_name`)."""
+    return agent.model.model_name
 
 
 def resolve_agent(name: str, pool: Pool) -> str:

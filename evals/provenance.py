@@ -32,7 +32,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from reso.agents.dadb.url import is_postgres_url, without_credentials
-from reso.agents.pool import FILE_PROVIDERS, Pool
+from reso.agents.pool import Pool
+from reso.agents.profiles import FILE_PROVIDERS
 from reso.evals.datasets import Problem
 from reso.evals.results import ResultsFormatError
 from reso.graphs.settings import ReSoSettings

@@ -29,6 +29,7 @@ from typing import Any
 
 from reso.agents.adapters.failures import FailureKind
 from reso.agents.dadb.url import redact
+from reso.agents.profiles import model_name
 from reso.evals.backends.base import Backend, InProcess
 from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem
@@ -83,7 +84,7 @@ def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
             records.append({
                 "instruction": step.instruction, "answer": candidate.answer,
                 "label": int(check_answer(candidate.answer, reference, rel_tol=REL_TOL)),
-                "context": context, "agent_id": candidate.agent_id, "model": candidate.model,
+                "context": context, "agent_id": candidate.agent_id, "model": model_name(candidate.model),
                 "question_id": f"{problem.id}/{step.id}", "reference": reference,
             })
     return records

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from reso.agents.profiles import portable_model
 from reso.reward.answer_features import Solution
 from reso.reward.base import ScoreItem
 from reso.reward.records import LabelledRecord, question_key
@@ -66,7 +67,8 @@ def groups_of(labels: Sequence[str]) -> dict[str, list[int]]:
 def candidates_from_records(records: Sequence[LabelledRecord]) -> list[Candidate]:
     """Candidates for the CRM, grouped by question."""
     return [
-        Candidate(question=r.instruction, answer=r.answer, group=question_key(r), model=r.model or r.agent_id)
+        Candidate(question=r.instruction, answer=r.answer, group=question_key(r),
+                  model=portable_model(r.model) if r.model else r.agent_id)
         for r in records
     ]
 
@@ -78,7 +80,7 @@ def candidates_from_items(items: Sequence[ScoreItem]) -> list[Candidate]:
             question=item.subtask,
             answer=item.answer,
             group=item.group if item.group is not None else item.subtask,
-            model=item.model or item.agent_id or None,
+            model=portable_model(item.model) if item.model else item.agent_id or None,
             reputation=item.reputation,
         )
         for item in items

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from reso.agents.profiles import portable_model
 from reso.reward.answer_features import SOLUTION_FEATURES, Solution, read_solution
 from reso.reward.base import Score, ScoreItem, Scorer, failed_score
 from reso.reward.crm_search import (
@@ -358,7 +359,7 @@ class SmallCRM:
         config = dict(meta["config"])
         config["group_sizes"] = tuple(config.get("group_sizes", ()))
         crm = cls(SmallCRMConfig(**config))
-        crm.model_priors = {str(k): float(v) for k, v in meta["model_priors"].items()}
+        crm.model_priors = {portable_model(str(k)): float(v) for k, v in meta["model_priors"].items()}
         crm.base_rate = float(meta["base_rate"])
         crm.n_train = int(meta["n_train"])
         crm.selection = dict(meta.get("selection") or {})

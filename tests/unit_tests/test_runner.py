@@ -103,6 +103,8 @@ def test_train_mode_writes_labelled_crm_records(tmp_path):
     assert by_agent["strong"] == [1] * 6
     assert sorted(by_agent["weak"]) == [0, 0, 0, 1, 1, 1]
     assert by_agent["calc"] == [1, 1, 1]
+    # Models by name (`fake:strong` -> `strong`), as the CRM trained on these records keys its priors.
+    assert {record["model"] for record in records} == {"strong", "weak", "calculator"}
 
 
 def test_single_agent_baseline_pins_the_agent_and_the_exact_tool(tmp_path):
