@@ -128,7 +128,8 @@ def eval_command(
                 open_backend(backend, address=address, workers=workers,
                              cache_file=(cache_file or default_cache_file(out)) if cache else None) as runner:
             summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance, backend=runner))
-    except (ResultsBusyError, ResultsFormatError, BackendSetupError) as error:
+    except (ResultsBusyError, ResultsFormatError, BackendSetupError, MethodError) as error:
+        # A method is checked against the DADB's records as the run starts (vote:K picks its K models there).
         raise fail(str(error)) from None
     except BackendError as error:
         raise fail(str(error), code=1) from None

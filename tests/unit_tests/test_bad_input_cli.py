@@ -218,6 +218,7 @@ def test_eval_refuses_bad_options_before_running(tmp_path: Path) -> None:
     out = tmp_path / "run"
     for args, part in [(("--method", "single:nobody"), "no agent or model 'nobody' in pool"),
                        (("--method", "vote:1"), "a vote needs K ≥ 2 models"),
+                       (("--method", "vote:3"), "the DADB has none"),  # who votes is read from training records
                        (("--method", "cascade:gpt-4-1106-preview"), "expected cascade:A,B>C"),
                        (("--integration", "maybe"), "--integration must be tool or select"),
                        (("--k-max", "3"), "--k-max and --confidence go together"),
