@@ -9,11 +9,11 @@ error as `note:` lines, so standard output holds only the plan. Invalid input ex
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from reso.evals.cli.question import QuestionInputError, read_question
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -25,30 +25,6 @@ CLI_PLANNERS = ("auto", "structural", "llm")
 
 class _InputError(Exception):
     """Bad command-line input: reported as one line, exit code 2."""
-
-
-def _read_question(question: str | None, file: str | None) -> str:
-    if question is not None and file is not None:
-        raise _InputError("give the question either as an argument or with --file, not both")
-    source = file if file is not None else question
-    if source is None:
-        raise _InputError("no question given: pass it as an argument, '-' for standard input, or --file FILE")
-    if source == "-":
-        text = sys.stdin.read()
-    elif file is not None:
-        try:
-            text = Path(file).read_text(encoding="utf-8")
-        except UnicodeDecodeError as error:
-            raise _InputError(f"cannot read question file {file}: not valid UTF-8 "
-                              f"(byte 0x{error.object[error.start]:02x} at offset {error.start})") from None
-        except OSError as error:
-            raise _InputError(f"cannot read question file {file}: {error.strerror or error}") from None
-    else:
-        text = source
-    if not text.strip():
-        where = "standard input" if source == "-" else f"file {file}" if file is not None else "the argument"
-        raise _InputError(f"the question in {where} is empty")
-    return text.strip()
 
 
 def _load_model(spec: str) -> BaseChatModel:
@@ -107,7 +83,7 @@ def plan_command(
     try:
         if planner not in CLI_PLANNERS:
             raise _InputError(f"unknown planner {planner!r}; choose one of {', '.join(CLI_PLANNERS)}")
-        text = _read_question(question, file)
+        text = read_question(question, file)
 
         from reso.graphs.dag import PlanError
         from reso.graphs.planners import PlannerConfigError, make_planner
@@ -118,7 +94,7 @@ def plan_command(
             result: Any = chosen.plan_with_report(text)
         except (PlanError, PlannerConfigError) as error:
             raise _InputError(str(error)) from None
-    except _InputError as error:
+    except (_InputError, QuestionInputError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
 import textwrap
 import uuid
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.question import QuestionInputError, read_question
 
 NO_RECORDING_HINT = (
     "The default pool replays recorded answers to GSM8K questions and has none for this question. "
@@ -26,33 +26,6 @@ NO_RECORDING_HINT = (
 
 
 TEAM_STAGE = "loading the team: pool, models, selector, scorer …"
-
-
-class QuestionInputError(ValueError):
-    """The question could not be read (missing, empty, unreadable or not UTF-8)."""
-
-
-def read_question(question: str | None, file: Path | None) -> str:
-    """The question from the argument, a file, or standard input (`-`).
-
-    Raises:
-        QuestionInputError: No question, an empty one, or a file that cannot be read as UTF-8 text.
-    """
-    if file is not None:
-        try:
-            text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as error:
-            raise QuestionInputError(f"cannot read question file {file}: not valid UTF-8 "
-                                     f"(byte 0x{error.object[error.start]:02x} at offset {error.start})") from None
-        except OSError as error:
-            raise QuestionInputError(f"cannot read question file {file}: {error.strerror or error}") from None
-    elif question == "-":
-        text = sys.stdin.read()
-    else:
-        text = question or ""
-    if not text.strip():
-        raise QuestionInputError("no question given (argument, --file FILE, or - for standard input)")
-    return text.strip()
 
 
 def _first_line(error: BaseException) -> str:

@@ -204,7 +204,9 @@ def test_an_unset_api_key_variable_is_named_before_any_call(tmp_path: Path, monk
         (("solve", "q?", "--planner-model", "no-colon"), ["--planner-model 'no-colon' is not a model spec"]),
         (("solve", "q?", "--scorer", "magic"), ["scorer 'magic': unknown scorer kind 'magic'"]),
         (("solve", "q?", "--k", "0"), ["k must be >= 1"]),
-        (("solve", "   "), ["no question given"]),
+        (("solve", "   "), ["no question given: the question in the argument is empty"]),
+        (("plan", ""), ["no question given: the question in the argument is empty"]),  # one reader for both
+        (("solve", "q?", "--file", "q.txt"), ["give the question either as an argument or with --file, not both"]),
         (("plan", "q?", "--planner", "magic"), ["unknown planner 'magic'"]),
         (("plan", "q?", "--planner", "llm", "--model", "no-colon"), ["--model 'no-colon' is not a model spec"]),
     ],
