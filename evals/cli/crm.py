@@ -295,7 +295,7 @@ def ablate(
     data: Annotated[str, typer.Option("--data", help="Record files, one per problem set: A,B.")],
     variants: Annotated[
         str, typer.Option("--variants", help="Comma-separated: default, no_prior, no_group, question_embedding, "
-                                             "answer_embedding.")
+                                             "answer_embedding, neural.")
     ] = "default,no_prior,no_group",
     model_folds: Annotated[int, typer.Option("--model-folds", min=2, help="Folds of held-out models.")] = 2,
     axes: Annotated[

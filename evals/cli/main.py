@@ -8,6 +8,7 @@ import typer
 from reso.evals.bench.cli import app as bench_app
 from reso.evals.cli.compare import compare_command
 from reso.evals.cli.crm import app as crm_app
+from reso.evals.cli.datasets import datasets_command
 from reso.evals.cli.demo import demo_command
 from reso.evals.cli.eval import eval_command
 from reso.evals.cli.plan import plan_command
@@ -30,3 +31,4 @@ app.command("plan")(plan_command)
 app.command("eval")(eval_command)
 app.command("demo")(demo_command)
 app.command("compare")(compare_command)
+app.command("datasets")(datasets_command)
