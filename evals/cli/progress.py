@@ -82,6 +82,8 @@ async def _run(question: str, run: RunContext, console: Console, checkpoint: str
                 status |= {step.id: step.status for step in result.steps}
                 detail |= {step.id: f"{step.agent}: {step.value}" for step in result.steps}
             live.update(_view(plan, status, detail), refresh=True)
+    if not console.is_terminal:  # Live leaves its last frame without a line end off a terminal
+        console.line()
     assert result is not None, "the graph ended without a result"
     return result
 

@@ -51,6 +51,13 @@ def test_a_question_outside_the_recordings_names_how_to_configure_an_endpoint():
     assert "replays recorded answers" in result.stderr and "--pool" in result.stderr
 
 
+def test_off_a_terminal_the_progress_table_ends_its_line():
+    result = runner.invoke(app, ["solve", JANET])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.endswith("┘\n")  # the table's last line, then the answer on stdout: never glued
+    assert result.stdout.startswith("answer: 18")
+
+
 def test_empty_question_is_a_usage_error():
     result = runner.invoke(app, ["solve", "   "])
     assert result.exit_code == 2
