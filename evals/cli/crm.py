@@ -319,3 +319,23 @@ def ablate(
     except ValueError as exc:
         fail(str(exc))
     _print_result(result, as_json)
+
+
+@app.command("as-steps")
+def as_steps(
+    data: Annotated[str, typer.Option("--data", help="Labelled records (A,B for several; .gz too).")],
+    out: Annotated[Path, typer.Option("--out", help="JSONL file to write, in ProcessBench's layout.")],
+    split: Annotated[str | None, typer.Option("--split", help="Questions to use, as for eval.")] = None,
+    named: Annotated[bool, typer.Option("--named/--unnamed", help="Keep the model's name as `generator`, or "
+                                        "write every answer as an unknown model's.")] = True,
+) -> None:
+    """Write labelled answers in ProcessBench's layout (steps ending in a boxed answer), so `reso crm eval`
+    can measure a CRM on that layout with the same answers."""
+    from reso.reward.step_layout import as_step_records
+
+    records = _load(data, split, None)
+    rows = as_step_records(records, named=named)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as file:
+        file.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    typer.echo(json.dumps({"records": len(records), "written": len(rows), "out": str(out)}))
