@@ -35,7 +35,7 @@ class ReSoSettings:
     selection: Literal["ucb", "random"] = field(
         default="ucb", metadata={"description": "ucb (ReSo) or random (the paper's ablation)."}
     )
-    ucb_variant: Literal["thompson", "kl-ucb", "normalized", "paper"] = field(
+    ucb_variant: Literal["thompson", "kl-ucb", "moss", "normalized", "paper"] = field(
         default="thompson",
         metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, cost-normalised UCB "
                   "or the paper's UCB (see reso.agents.selection.scoring)."},

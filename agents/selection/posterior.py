@@ -1,4 +1,4 @@
-"""Beta posteriors of agents' success rates, Thompson draws and KL-UCB bounds, vectorised over candidates.
+"""Beta posteriors of agents' success rates, Thompson draws, KL-UCB and MOSS indices, vectorised over candidates.
 
 The DADB keeps, per (agent, domain), a visit count `n` and a sum of rewards `s`, each reward in [0, 1]. A
 reward is read as a fractional Bernoulli outcome (`s` successes and `n - s` failures in all), so a uniform
@@ -14,13 +14,19 @@ outcome per reward) would need a random draw at write time and would throw infor
   draws nothing, so a frozen DADB is exploited deterministically.
 - `kl_upper_bound`: the KL-UCB index, the largest `q >= p` with `count * KL(p, q) <= budget` for the
   Bernoulli KL divergence (Garivier & Cappé, 2011); `budget = 0` gives `p`.
+- `moss_index`: the anytime MOSS index (Audibert & Bubeck, 2009; Degenne & Perchet, 2016),
+  `p + scale * sqrt(log+(typical / count) / count)`, whose bonus vanishes once a candidate has as many
+  visits as a typical one (N / K in the papers): with dozens of agents and a few thousand subtasks it
+  stops exploring an agent at its share of the visits, where KL-UCB's `log N` budget keeps going.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PRIOR_ALPHA", "PRIOR_BETA", "bernoulli_kl", "beta_posterior", "kl_upper_bound", "thompson_belief"]
+__all__ = [
+    "PRIOR_ALPHA", "PRIOR_BETA", "bernoulli_kl", "beta_posterior", "kl_upper_bound", "moss_index", "thompson_belief",
+]
 
 PRIOR_ALPHA = 1.0
 PRIOR_BETA = 1.0
@@ -70,3 +76,19 @@ def kl_upper_bound(mean: np.ndarray, count: np.ndarray, budget: float) -> np.nda
         low = np.where(inside, middle, low)
         high = np.where(inside, high, middle)
     return np.where(n > 0, low, 1.0)
+
+
+def moss_index(mean: np.ndarray, count: np.ndarray, typical: float, scale: float) -> np.ndarray:
+    """The anytime MOSS index per candidate, capped at 1 (a success rate); 1 when count is 0.
+
+    Args:
+        mean: Empirical mean reward per candidate, in [0, 1].
+        count: Visits per candidate.
+        typical: Visits of a typical candidate (their mean): the bonus is 0 from there on.
+        scale: Multiplier of the bonus (1 in the papers); 0 gives `mean`.
+    """
+    p = np.clip(np.asarray(mean, dtype=np.float64), 0.0, 1.0)
+    n = np.asarray(count, dtype=np.float64)
+    visited = np.maximum(n, 1.0)
+    bonus = scale * np.sqrt(np.log(np.maximum(typical / visited, 1.0)) / visited)
+    return np.where(n > 0, np.minimum(p + bonus, 1.0), 1.0)

@@ -1,4 +1,4 @@
-"""The coarse-stage score, vectorised over the M retrieved candidates, in four variants.
+"""The coarse-stage score, vectorised over the M retrieved candidates, in five variants.
 
 The UCB variants (`normalized`, `paper`), per candidate `a` with `n` visits out of `N` total visits
 (method.md §2):
@@ -30,16 +30,19 @@ Cost penalty `P_cost`:
   a dearer one of equal reputation and similarity, but an agent that is clearly more reliable (by more
   than ~0.5 reward minus its price share) still beats a cheap poor one.
 
-Bayesian variants (`thompson`, the default, and `kl-ucb`; see `reso.agents.selection.posterior`) replace the
-smoothed mean and its bonus by a belief about the success probability from the Beta posterior
-Beta(1 + reward_sum, 1 + n - reward_sum), and keep the `normalized` cost penalty and the similarity term
-and gate:
+Bayesian variants (`thompson`, the default, `kl-ucb` and `moss`; see `reso.agents.selection.posterior`)
+replace the smoothed mean and its bonus by a belief about the success probability, scored against the mean
+of the Beta posterior Beta(1 + reward_sum, 1 + n - reward_sum), and keep the `normalized` cost penalty and
+the similarity term and gate:
 
     mean   = (reward_sum + 1) / (n + 2)               posterior mean ("reputation"): 0.5 before any visit
     belief = thompson: a draw from Beta((reward_sum + 1) / c^2, (n - reward_sum + 1) / c^2)
              kl-ucb:   max {q : n * KL(reward_sum / n, q) <= c * ln(N + 1.01)}
-             c = 0:    the posterior mean (both variants; deterministic)
+             moss:     min(1, reward_sum / n + c * sqrt(max(ln(n_typ / n), 0) / n)),  n_typ = the
+                       candidates' mean visit count
+             c = 0:    the posterior mean (every variant; deterministic)
              n = 0:    1 (every variant, every c): a candidate never tried is tried first, as under UCB
+                       (under `moss`, tied with a visited one whose index reaches the cap of 1)
     base   = (w_rep * mean - P_cost + S_sim) / 2
     bonus  = w_rep * (belief - mean) / 2               so that score = (w_rep * belief - P_cost + S_sim) / 2 * gate
     score  = (base + bonus) * gate
@@ -47,8 +50,11 @@ and gate:
 The Thompson draw comes from the posterior sharpened by c (same mean, about c times the spread; c = 1 is
 plain Thompson sampling, which keeps exploring when 63 agents with close success rates share 2,000
 subtasks). Its default, c = 0.3, was chosen on routing-simulation seeds 8-103, away from the seeds 0-7
-that `reso bench routing` reports. KL-UCB's default c is 1 (plain KL-UCB). c = 0 scores the posterior
-mean of every visited candidate, deterministically: a frozen DADB is exploited.
+that `reso bench routing` reports. KL-UCB's default c is 1 (plain KL-UCB). MOSS (anytime, Degenne &
+Perchet 2016) stops exploring a candidate once it has the candidates' mean number of visits, so its
+exploration shrinks with more agents per subtask, where KL-UCB's and Thompson's do not; its c = 0.2 was
+chosen on the same seeds 8-103. c = 0 scores the posterior mean of every visited candidate,
+deterministically: a frozen DADB is exploited.
 """
 
 from __future__ import annotations
@@ -57,7 +63,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, thompson_belief
+from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, moss_index, thompson_belief
 
 if TYPE_CHECKING:
     from reso.agents.selection.selector import SelectorConfig
@@ -67,7 +73,7 @@ COMPONENTS = (
     "visits", "mean_cost",
 )
 BAYES_COMPONENTS = (*COMPONENTS, "posterior_mean", "belief")
-BAYES_VARIANTS = ("thompson", "kl-ucb")
+BAYES_VARIANTS = ("thompson", "kl-ucb", "moss")
 _VISIT_EPS = 1e-8
 _LOG_OFFSET = 1.01
 
@@ -144,7 +150,7 @@ def bayes_components(
     config: SelectorConfig,
     rng: np.random.Generator | None = None,
 ) -> dict[str, np.ndarray]:
-    """The Bayesian variants' terms (`thompson`, `kl-ucb`); arguments as for `score_components`."""
+    """The Bayesian variants' terms (`thompson`, `kl-ucb`, `moss`); arguments as for `score_components`."""
     sim = np.asarray(similarity, dtype=np.float64)
     n = np.asarray(visits, dtype=np.float64)
     rewards = np.asarray(reward_sum, dtype=np.float64)
@@ -160,7 +166,10 @@ def bayes_components(
         belief = thompson_belief(alpha, beta, rng, c)
     else:
         empirical = np.divide(rewards, n, out=np.zeros_like(n), where=n > 0)
-        belief = kl_upper_bound(empirical, n, c * float(np.log(total_visits + _LOG_OFFSET)))
+        if config.variant == "moss":
+            belief = moss_index(empirical, n, float(n.mean()), c)
+        else:
+            belief = kl_upper_bound(empirical, n, c * float(np.log(total_visits + _LOG_OFFSET)))
     # A candidate never visited gets the benefit of the doubt, exploiting or not, as under UCB (whose smoothed
     # mean is 1 for it): with every mean at the prior's 0.5, a fresh DADB would otherwise pick by price alone.
     belief = np.where(n > 0, belief, 1.0)

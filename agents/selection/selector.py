@@ -39,10 +39,10 @@ from reso.agents.selection.stats_cache import StatsCache
 
 __all__ = ["VARIANTS", "Candidate", "RandomSelector", "Selector", "SelectorConfig", "UCBSelector", "Variant"]
 
-Variant = Literal["thompson", "kl-ucb", "normalized", "paper"]
-VARIANTS: tuple[Variant, ...] = ("thompson", "kl-ucb", "normalized", "paper")
+Variant = Literal["thompson", "kl-ucb", "moss", "normalized", "paper"]
+VARIANTS: tuple[Variant, ...] = ("thompson", "kl-ucb", "moss", "normalized", "paper")
 # Default exploration constant per variant (see `exploration_c`).
-_DEFAULT_C: dict[str, float] = {"thompson": 0.3, "kl-ucb": 1.0, "normalized": 0.1, "paper": 0.3}
+_DEFAULT_C: dict[str, float] = {"thompson": 0.3, "kl-ucb": 1.0, "moss": 0.2, "normalized": 0.1, "paper": 0.3}
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,7 @@ class SelectorConfig:
         "Exploration constant c; 0 exploits (greedy on the smoothed or posterior mean, deterministic). "
         "'thompson': sharpening of the posterior the draw comes from, about c times its spread (default 0.3; "
         "1 is plain Thompson sampling); 'kl-ucb': multiplier of ln N in the KL budget (default 1); "
+        "'moss': multiplier of the MOSS bonus (default 0.2); "
         "'paper': 0.3 (the release's value); "
         "'normalized': 0.1 (0.3 over-explores 63 agents within 2,000 subtasks: see `reso bench routing`)."))
     distinct_models: bool = field(default=True, metadata=_doc(
@@ -99,7 +100,8 @@ class SelectorConfig:
     gate_threshold: float = field(default=0.4, metadata=_doc("S_sim at which the similarity gate is 0.5."))
     variant: Variant = field(default="thompson", metadata=_doc(
         "'thompson' (default): Thompson sampling on Beta posteriors; 'kl-ucb': the KL upper confidence bound; "
-        "both with the cost penalty of 'normalized': UCB with cost relative to the candidates' dearest; "
+        "'moss': the anytime MOSS index; all three with the cost penalty of 'normalized': UCB with cost relative "
+        "to the candidates' dearest; "
         "'paper': the release's UCB with ln(1 + mean cost). Chosen by `reso bench routing --spreads`."))
     seed: int | None = field(default=None, metadata=_doc("Seed of the tie-breaking jitter and Thompson draws."))
     per_domain: bool | None = field(default=None, metadata=_doc(

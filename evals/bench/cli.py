@@ -96,8 +96,8 @@ def routing_command(
                                         "(negative: each variant's default)."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
-    """Cumulative regret and best-agent pick rate of every selection policy (Thompson sampling, KL-UCB, the UCB
-    variants, greedy, random) over simulated agents."""
+    """Cumulative regret and best-agent pick rate of every selection policy (Thompson sampling, KL-UCB, MOSS, the
+    UCB variants, greedy, random) over simulated agents."""
     import json
     from pathlib import Path
 

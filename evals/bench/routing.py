@@ -4,7 +4,8 @@ Simulated agents succeed with given probabilities (reward 1 with probability p, 
 subtask domain. A stream of subtasks (each with a domain drawn uniformly when domains are given) is
 routed by every selection policy, each with its own fresh in-memory DADB:
 
-- one `UCBSelector` (k = 1, default weights) per score variant: `thompson`, `kl-ucb`, `normalized`, `paper`;
+- one `UCBSelector` (k = 1, default weights) per score variant: `thompson`, `kl-ucb`, `moss`, `normalized`,
+  `paper`;
 - `greedy`: the `normalized` selector with `exploration_c = 0` (best smoothed mean so far, no bonus);
 - `random`: `RandomSelector`, the paper's ablation.
 
