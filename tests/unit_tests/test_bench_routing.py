@@ -66,7 +66,8 @@ def test_moss_beats_random_by_a_wide_margin_on_a_quick_configuration() -> None:
     assert max(shares) < 0.5 and np.mean(shares) < 0.25, shares
 
 
-def test_per_domain_files_route_each_domain_to_its_specialist(tmp_path) -> None:
+@pytest.mark.parametrize("policy", ["thompson", "moss"])
+def test_per_domain_files_route_each_domain_to_its_specialist(tmp_path, policy) -> None:
     source = tmp_path / "probs.json"
     source.write_text(json.dumps({
         "algebra-expert": {"math": 0.9, "chem": 0.1},
@@ -75,9 +76,9 @@ def test_per_domain_files_route_each_domain_to_its_specialist(tmp_path) -> None:
     }))
     arms = load_arms(source)
     assert arms.domains == ["chem", "math"] and arms.probabilities.shape == (6, 2)
-    outcome = simulate(arms, subtasks=800, seed=1, only=["thompson"])["policies"]
-    assert outcome["thompson"]["best_pick_rate"] > 0.8
-    assert outcome["thompson"]["regret"] < 0.25 * outcome["random"]["regret"]
+    outcome = simulate(arms, subtasks=800, seed=1, only=[policy])["policies"]
+    assert outcome[policy]["best_pick_rate"] > 0.8
+    assert outcome[policy]["regret"] < 0.25 * outcome["random"]["regret"]
 
 
 def test_csv_files_with_and_without_domains(tmp_path) -> None:

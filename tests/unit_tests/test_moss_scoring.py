@@ -130,3 +130,21 @@ def test_ties_are_broken_by_the_seeded_jitter_reproducibly() -> None:
 
     assert order(3) == order(3)
     assert len({tuple(order(seed)) for seed in range(4)}) > 1
+
+
+def test_fractional_rewards_go_to_the_agent_s_row_for_the_domain() -> None:
+    # The engine feeds rewards in [0, 1] per (agent, domain): the index reads that row's mean, not the
+    # agent's record on other domains.
+    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], DADB(), k=2, seed=0, variant="moss")
+    for reward in (0.25, 0.75, 0.5):
+        selector.update("a", reward, 0.001, 10, domain="geometry")
+    selector.update("b", 0.9, 0.001, 10, domain="geometry")
+    for _ in range(8):
+        selector.update("a", 0.0, 0.001, 10, domain="algebra")
+    geometry = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="geometry")}
+    a, b = geometry["a"], geometry["b"]
+    assert a["visits"] == 3 and a["posterior_mean"] == pytest.approx((1.5 + 1) / 5)
+    assert a["belief"] == pytest.approx(0.5)  # 3 visits, more than the typical 2: no bonus
+    assert b["visits"] == 1 and b["belief"] == pytest.approx(min(0.9 + 0.2 * math.sqrt(math.log(2)), 1.0))
+    algebra = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="algebra")}
+    assert algebra["a"]["visits"] == 8 and algebra["a"]["belief"] == 0.0 and algebra["b"]["belief"] == 1.0
