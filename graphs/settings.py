@@ -37,7 +37,7 @@ class ReSoSettings:
     )
     ucb_variant: Literal["thompson", "kl-ucb", "moss", "normalized", "paper"] = field(
         default="thompson",
-        metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, cost-normalised UCB "
+        metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, MOSS, cost-normalised UCB "
                   "or the paper's UCB (see reso.agents.selection.scoring)."},
     )
     cost_weight: float = field(default=1.0, metadata={"description": "Weight of the cost penalty in UCB."})
