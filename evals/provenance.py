@@ -182,12 +182,15 @@ def _portable(agent: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fingerprint(path: Path) -> str:
-    """`name@digest`: the file's SHA-256 (its size for files over 64 MiB, a GGUF say, read at every run);
-    a path that is not a file stays as given (loading has reported it)."""
+    """`name@digest`: the file's SHA-256 (its size for files over 64 MiB, a GGUF say, read at every run); a
+    folder (a `local:` checkpoint) by its name alone; a path that is neither stays as given (loading has
+    reported it)."""
     try:
         stat = path.stat()
     except OSError:
         return str(path)
+    if not path.is_file():
+        return path.name
     return f"{path.name}@{_digest(str(path), stat.st_size, stat.st_mtime_ns)}"
 
 

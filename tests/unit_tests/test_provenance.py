@@ -23,6 +23,7 @@ from reso.evals.provenance import (
     OTHER_SETTINGS,
     Provenance,
     ProvenanceError,
+    _portable,
     pool_identity,
     read_provenance,
 )
@@ -177,6 +178,17 @@ def test_a_recorded_pool_is_the_same_pool_wherever_its_files_are_installed(tmp_p
 
     assert identity(here) == identity(there)
     assert identity(edited) != identity(here)
+
+
+def test_a_local_checkpoint_folder_counts_by_its_name(tmp_path: Path) -> None:
+    for parent in ("a", "b"):
+        (tmp_path / parent / "tiny-model").mkdir(parents=True)
+
+    def identity(parent: str) -> str:
+        agent = {"id": "m/algebra", "model": {"spec": f"local:{tmp_path / parent / 'tiny-model'}"}}
+        return _portable(agent)["model"]["spec"]
+
+    assert identity("a") == identity("b") == "local:tiny-model"
 
 
 def test_a_folder_moved_with_its_dadb_still_resumes(tmp_path: Path) -> None:
