@@ -30,7 +30,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from reso.agents.dadb.base import (
@@ -135,18 +135,25 @@ class DADB(AgentDatabase):
             return self._writes, int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
     # -- writes -------------------------------------------------------------------------------------
-    def record_many(self, updates: Iterable[Update]) -> int:
-        rows = update_rows(updates)
-        if self._mode == "test" or not rows:
-            return 0
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction under the lock: `BEGIN IMMEDIATE` takes the file's write lock up front
+        (a deferred transaction could fail to upgrade mid-way), rolled back on any exception."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany(_UPSERT, rows)
+                yield
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+
+    def record_many(self, updates: Iterable[Update]) -> int:
+        rows = update_rows(updates)
+        if self._mode == "test" or not rows:
+            return 0
+        with self._write():
+            self._conn.executemany(_UPSERT, rows)
             self._writes += 1
         return visits_of(rows)
 
@@ -157,19 +164,12 @@ class DADB(AgentDatabase):
         if self._mode == "test":
             return False
         visits = visits_of(rows)
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                inserted = self._conn.execute(
-                    "INSERT OR IGNORE INTO applied (key, visits, applied_at) VALUES (?, ?, ?)",
-                    (key, visits, time.time())).rowcount
-                if inserted:
-                    self._conn.executemany(_UPSERT, rows)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        with self._write():
+            inserted = self._conn.execute(
+                "INSERT OR IGNORE INTO applied (key, visits, applied_at) VALUES (?, ?, ?)",
+                (key, visits, time.time())).rowcount
             if inserted:
+                self._conn.executemany(_UPSERT, rows)
                 self._writes += 1
         return bool(inserted)
 
@@ -215,20 +215,14 @@ class DADB(AgentDatabase):
     # -- export / import ----------------------------------------------------------------------------
     def load_stats(self, stats: Iterable[AgentStats], *, replace: bool = True) -> int:
         rows = stats_rows(stats)
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                if replace:
-                    self._conn.execute("DELETE FROM agent_stats")
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO agent_stats (agent_id, domain, visits, reward_sum, reward_sq_sum, "
-                    "cost_sum, token_sum, last_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        with self._write():
+            if replace:
+                self._conn.execute("DELETE FROM agent_stats")
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO agent_stats (agent_id, domain, visits, reward_sum, reward_sq_sum, "
+                "cost_sum, token_sum, last_update) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
             self._writes += 1
         return len(rows)
 
