@@ -5,9 +5,13 @@ Per benchmark:
 
 1. ReSo in training mode on the train split: rule rewards update the DADB, and every candidate's answer is
    kept as a labelled CRM record.
-2. The CRM is fitted on the training split (our own traces, nothing else). `vote` (the default): a vote
-   weighted by each model's training record, whose coincidence rate of wrong answers is measured on the
-   training run's records. `staged`: a staged pass asks the training questions again the way the test's
+2. The CRM is fitted on the training split (nothing from the test side). `calibrated` (opt-in): the
+   small learned CRM trained on the pool's recorded, labelled answers to the training side's questions
+   (every question of the split, not just those the training composites use), then recalibrated on the
+   training run's own records with each model's record (`reward/calibrated_crm.py`); a pool without
+   labelled recordings (live endpoints) falls back to the vote. `vote`: a vote weighted by each model's
+   training record, whose coincidence rate of wrong answers is measured on the training run's records
+   (the default). `staged`: a staged pass asks the training questions again the way the test's
    adaptive fine stage asks (on a copy of the DADB, the first k cost-aware candidates, then the most
    reliable remaining one, always up to k_max), and the small learned CRM is fitted on those answers,
    its group model on exactly the groups the fine stage scores (`reward/staged_crm.py`).
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reso.agents.pool import Pool
 from reso.evals.backends.base import Backend
 from reso.evals.datasets import load_dataset
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
@@ -37,6 +42,7 @@ from reso.evals.reports.report import write_run_report, write_sweep_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
+from reso.reward.records import LabelledRecord
 
 Log = Callable[[str], None]
 
@@ -63,8 +69,8 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 # the CRM gives the best answer less than this probability of being right, the most reliable remaining
 # agent answers too, up to three.
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
-# The CRMs `reso demo` can fit on the training split (see the module docstring).
-CRMS = ("vote", "staged")
+# The CRMs `reso demo` can fit on the training split (see the module docstring); the first is the default.
+CRMS = ("vote", "staged", "calibrated")
 # Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
 # selection, the paper's fixed fine stage (what the adaptive stage adds), and a first stage of one.
 RESO_VARIANTS: dict[str, dict[str, Any]] = {
@@ -103,7 +109,7 @@ class DemoConfig:
     swap_split: bool = False
     """Train on the test split's composites and test on the training split's: a second draw whose test
     questions are all different from the first's."""
-    crm: str = "vote"
+    crm: str = CRMS[0]
     """The CRM fitted on the training split and used by every ReSo test run: one of `CRMS`."""
     backend: Backend | None = None
     """Where the questions are answered (`reso.evals.backends.base`); None: in this process."""
@@ -231,8 +237,71 @@ def fit_staged(records_path: Path, out: Path) -> str:
     return f"staged:{out}"
 
 
+def recorded_answers(pool: Pool) -> list[LabelledRecord]:
+    """The labelled answers recorded for the pool's replay models (their files' `correct` flags), each file
+    read once; empty when no model of the pool replays a labelled recording."""
+    from reso.agents.adapters.replay import resolve_replay_path, split_replay_target
+    from reso.reward.records import load_records
+
+    wanted: dict[Path, set[str]] = {}
+    for agent in pool:
+        if agent.kind != "tool" and agent.model.provider == "replay":
+            files, model = split_replay_target(agent.model.target)
+            for name in files:
+                wanted.setdefault(resolve_replay_path(name), set()).add(model)
+    answers: list[LabelledRecord] = []
+    for path, models in wanted.items():
+        answers += [r for r in load_records(path) if r.model in models]
+    return answers
+
+
+def training_side(config: DemoConfig) -> str:
+    """The side of the question split the training composites come from (`split_by_question`'s name)."""
+    return "test" if config.swap_split else "train"
+
+
+def fit_general_crm(config: DemoConfig, pool: Pool, out: Path, log: Log) -> str | None:
+    """The small CRM trained on the pool's recorded answers to the training side's questions, saved to
+    `out` (every setting by grouped cross-validation); its scorer spec, or None without recordings. A
+    folder already holding a CRM fitted on the same answers is reused (both benchmarks share one)."""
+    from reso.reward.records import split_by_question
+    from reso.reward.small_crm import SmallCRM, is_small_crm_dir
+
+    answers = split_by_question(recorded_answers(pool), training_side(config))
+    if not answers:
+        return None
+    models = sorted({r.model or "" for r in answers})
+    fingerprint = {"models": models, "answers": len(answers),
+                   "side": training_side(config), "seed": config.seed}
+    stamp = out / "trained_on.json"
+    if not (is_small_crm_dir(out) and stamp.exists() and json.loads(stamp.read_text()) == fingerprint):
+        log(f"training the small CRM on {len(answers)} recorded answers of {len(models)} models "
+            f"to the training side's questions → {out}")
+        SmallCRM().fit(answers, tune=True).save(out)
+        stamp.write_text(json.dumps(fingerprint, indent=2), encoding="utf-8")
+    return f"small:{out}"
+
+
+def fit_calibrated(config: DemoConfig, out: Path, base: ReSoSettings, log: Log) -> str:
+    """The general CRM recalibrated on the training run's records and saved to `out/crm-calibrated`; the
+    vote when the pool has no labelled recordings to train the general CRM on."""
+    from reso.reward.calibrated_crm import fit_calibration
+    from reso.reward.records import load_records
+
+    records = out / "train-reso" / "crm_records.jsonl"
+    general = fit_general_crm(config, team_for(base).pool, config.out / "crm-general", log)
+    if general is None:
+        log("no labelled recordings of the pool's models to train the small CRM on: the CRM is the vote")
+        return fit_vote(records)
+    scorer = fit_calibration(general, load_records(records))
+    scorer.save(out / "crm-calibrated")
+    return f"calibrated:{out / 'crm-calibrated'}"
+
+
 def fit_crm(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings, log: Log) -> str:
     """The scorer spec of the CRM `config.crm` names, fitted on the training split."""
+    if config.crm == "calibrated":
+        return fit_calibrated(config, out, base, log)
     if config.crm == "vote":
         return fit_vote(out / "train-reso" / "crm_records.jsonl")
     if config.crm == "staged":

@@ -39,6 +39,7 @@ _FACTORIES: dict[str, ScorerFactory | str] = {
     "prm": "reso.reward.prm:ProcessRewardScorer",
     "small": "reso.reward.small_crm:SmallCRMScorer",
     "staged": "reso.reward.staged_crm:StagedCRMScorer",
+    "calibrated": "reso.reward.calibrated_crm:CalibratedScorer",
     "reliability": "reso.reward.reliability_vote:ReliabilityVoteScorer",
 }
 _LOCK = threading.Lock()

@@ -20,6 +20,7 @@ is saved to a folder (joblib + JSON), never to the repository.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -94,6 +95,19 @@ class SmallCRMConfig:
         default=1,
         metadata={"description": "OpenMP/BLAS threads; one is fastest at this size and never oversubscribes"},
     )
+
+
+@functools.cache
+def _thread_controller() -> Any:
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _threads(limit: int) -> Any:
+    """A context that caps OpenMP/BLAS threads at `limit`. The libraries are found once per process:
+    `threadpool_limits` looks them up on every call (3 ms, most of a one-answer prediction in the engine)."""
+    return _thread_controller().limit(limits=limit)
 
 
 def _sigmoid(values: np.ndarray) -> np.ndarray:
@@ -201,8 +215,6 @@ class SmallCRM:
         Raises:
             ValueError: no records, fewer than two questions (with folds), or one label value only.
         """
-        from threadpoolctl import threadpool_limits
-
         if not records:
             raise ValueError("no records to train on")
         labels = np.array([r.label for r in records], dtype=int)
@@ -226,7 +238,7 @@ class SmallCRM:
         hidden = np.random.default_rng(cfg.seed).random(len(records)) < cfg.hidden_prior_share
         solutions = [read_solution(c.question, c.answer) for c in candidates]
         tune = tune and splits is not None
-        with threadpool_limits(limits=cfg.threads):
+        with _threads(cfg.threads):
             blocks = [np.asarray([s.features for s in solutions], dtype=np.float64)]
             if cfg.use_prior:
                 blocks.append(self._priors(candidates, hidden))
@@ -279,24 +291,20 @@ class SmallCRM:
 
     def answer_logits(self, candidates: Sequence[Candidate]) -> np.ndarray:
         """The answer model's logit that each candidate is right, read on its own."""
-        from threadpoolctl import threadpool_limits
-
         if self._answer_model is None:
             raise RuntimeError("SmallCRM is not fitted: call fit() or SmallCRM.load()")
         solutions = [read_solution(c.question, c.answer) for c in candidates]
-        with threadpool_limits(limits=self.config.threads):
+        with _threads(self.config.threads):
             return self._answer_model.decision_function(self._answer_features(candidates, solutions))
 
     def predict_candidates(self, candidates: Sequence[Candidate]) -> np.ndarray:
         """Probability that each candidate is right, its peers being the candidates of its group."""
-        from threadpoolctl import threadpool_limits
-
         if self._answer_model is None or (self.config.use_group and self._group_model is None):
             raise RuntimeError("SmallCRM is not fitted: call fit() or SmallCRM.load()")
         if not candidates:
             return np.zeros(0)
         solutions = [read_solution(c.question, c.answer) for c in candidates]
-        with threadpool_limits(limits=self.config.threads):
+        with _threads(self.config.threads):
             logits = self._answer_model.decision_function(self._answer_features(candidates, solutions))
             if not self.config.use_group:
                 return _sigmoid(logits)

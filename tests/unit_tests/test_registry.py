@@ -84,7 +84,7 @@ def test_registration_refuses_bad_names(clean_registry: None) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nope", "unknown scorer kind 'nope' (known: blend, consensus"),
+        ("nope", "unknown scorer kind 'nope' (known: blend, calibrated, consensus"),
         ("rule:x", "takes no ':<argument>'"),
         ({"kind": "steps", "foo": 1}, "unknown setting 'foo' for 'steps' (accepted: prior_weight, rel_tol)"),
         ({"kind": "rule", "rel_tol": 2}, "rel_tol must be in [0, 1)"),
