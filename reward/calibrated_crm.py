@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.features import groups_of
 from reso.reward.records import LabelledRecord, question_key
 from reso.reward.registry import build_scorer
 from reso.reward.reliability_vote import reliability
@@ -59,12 +60,10 @@ def training_groups(records: Sequence[LabelledRecord], largest: int = 3) -> tupl
     """Every group of one to `largest` answers of one subtask that a fine stage could score, flattened: score
     items carrying their model's record, each group under its own group key, and their labels."""
     records_of = model_records(records)
-    by_subtask: dict[str, list[LabelledRecord]] = defaultdict(list)
-    for record in records:
-        by_subtask[question_key(record)].append(record)
     items: list[ScoreItem] = []
     labels: list[int] = []
-    for key, members in by_subtask.items():
+    for key, indices in groups_of([question_key(record) for record in records]).items():
+        members = [records[i] for i in indices]
         subsets = (s for size in range(1, min(largest, len(members)) + 1)
                    for s in itertools.combinations(members, size))
         for number, subset in enumerate(subsets):
