@@ -42,6 +42,7 @@ from reso.reward.crm_search import (
     grouped_folds,
     logistic,
 )
+from reso.reward.flat_trees import TreeScorer
 from reso.reward.features import (
     PEER_FEATURES,
     Candidate,
@@ -126,6 +127,7 @@ class SmallCRM:
         self._answer_model: Any = None
         self._group_model: Any = None
         self._views: dict[str, Any] = {}
+        self._deciders: dict[str, TreeScorer] = {}
 
     @property
     def views(self) -> list[str]:
@@ -295,7 +297,15 @@ class SmallCRM:
             raise RuntimeError("SmallCRM is not fitted: call fit() or SmallCRM.load()")
         solutions = [read_solution(c.question, c.answer) for c in candidates]
         with _threads(self.config.threads):
-            return self._answer_model.decision_function(self._answer_features(candidates, solutions))
+            return self._decider("answer").decision_values(self._answer_features(candidates, solutions))
+
+    def _decider(self, stage: str) -> TreeScorer:
+        """The fitted answer or group model's decision values (flattened trees for the engine's small groups)."""
+        model = self._answer_model if stage == "answer" else self._group_model
+        decider = self._deciders.get(stage)
+        if decider is None or decider.model is not model:
+            decider = self._deciders[stage] = TreeScorer(model)
+        return decider
 
     def predict_candidates(self, candidates: Sequence[Candidate]) -> np.ndarray:
         """Probability that each candidate is right, its peers being the candidates of its group."""
@@ -305,12 +315,12 @@ class SmallCRM:
             return np.zeros(0)
         solutions = [read_solution(c.question, c.answer) for c in candidates]
         with _threads(self.config.threads):
-            logits = self._answer_model.decision_function(self._answer_features(candidates, solutions))
+            logits = self._decider("answer").decision_values(self._answer_features(candidates, solutions))
             if not self.config.use_group:
                 return _sigmoid(logits)
             group_x = peer_features(solutions, [c.group for c in candidates], logits,
                                     coincidence=self.config.coincidence)
-            return self._group_model.predict_proba(group_x)[:, 1]
+            return _sigmoid(self._decider("group").decision_values(group_x))
 
     def predict_records(self, records: Sequence[LabelledRecord]) -> np.ndarray:
         """Probability that each record's answer is right (labels are not looked at)."""
