@@ -5,13 +5,14 @@ Per benchmark:
 
 1. ReSo in training mode on the train split: rule rewards update the DADB, and every candidate's answer is
    kept as a labelled CRM record.
-2. The CRM is fitted on the training split (nothing from the test side). `calibrated` (opt-in): the
+2. The CRM is fitted on the training split (nothing from the test side). `calibrated` (the default): the
    small learned CRM trained on the pool's recorded, labelled answers to the training side's questions
-   (every question of the split, not just those the training composites use), then recalibrated on the
+   (every question of the split, not just those the training composites use; in a second process while
+   the first benchmark trains and runs the baselines that need no CRM), then recalibrated on the
    training run's own records with each model's record (`reward/calibrated_crm.py`); a pool without
    labelled recordings (live endpoints) falls back to the vote. `vote`: a vote weighted by each model's
-   training record, whose coincidence rate of wrong answers is measured on the training run's records
-   (the default). `staged`: a staged pass asks the training questions again the way the test's
+   training record, whose coincidence rate of wrong answers is measured on the training run's records.
+   `staged`: a staged pass asks the training questions again the way the test's
    adaptive fine stage asks (on a copy of the DADB, the first k cost-aware candidates, then the most
    reliable remaining one, always up to k_max), and the small learned CRM is fitted on those answers,
    its group model on exactly the groups the fine stage scores (`reward/staged_crm.py`).
@@ -28,8 +29,11 @@ points the same job at real endpoints.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import json
-from collections.abc import Callable, Sequence
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,7 +74,7 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 # agent answers too, up to three.
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
 # The CRMs `reso demo` can fit on the training split (see the module docstring); the first is the default.
-CRMS = ("vote", "staged", "calibrated")
+CRMS = ("calibrated", "vote", "staged")
 # Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
 # selection, the paper's fixed fine stage (what the adaptive stage adds), and a first stage of one.
 RESO_VARIANTS: dict[str, dict[str, Any]] = {
@@ -314,8 +318,13 @@ def _folder(method: str) -> str:
     return "test-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in method)
 
 
-def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) -> list[dict[str, Any]]:
-    """Train, then test every method on one benchmark; returns the test summaries (ReSo first)."""
+def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print,
+                  crm_ready: Callable[[], object] = lambda: None) -> list[dict[str, Any]]:
+    """Train, then test every method on one benchmark; returns the test summaries (ReSo first).
+
+    The baselines that never consult the CRM (each model alone, vote:3, the cascade, the oracle) run before
+    it is fitted; `crm_ready` blocks until a CRM trained elsewhere (`general_crm_in_background`) is there.
+    """
     out = config.out / benchmark.stem
     base = ReSoSettings(pool=world_pool(config, benchmark), seed=config.seed, db=str(out / "dadb.sqlite"))
     train_set, test_set = f"{benchmark.stem}-{config.level}-train", f"{benchmark.stem}-{config.level}-test"
@@ -325,26 +334,61 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print) ->
                                   cost_weight=config.training_cost_weight,
                                   exploration=config.training_exploration)
     _run(config, train_set, "reso", out / "train-reso", train_settings, config.train_limit, log)
+
+    # (label, method, run folder, settings), in the order the tables list them
+    without_crm = base.replace(mode="test", scorer="consensus", **RESO_TEST)
+    team = team_for(without_crm)
+    singles = [f"single:{agent}" for agent in llm_agents(team.pool)]
+    free = [(method, method, _folder(method), without_crm)
+            for method in [*singles, "oracle", *recorded_baselines(team, log)]]
+    done = {run[0]: _test_run(config, test_set, out, run, log) for run in free}
+
+    crm_ready()
     scorer = fit_crm(config, out, train_set, base, log)
     log(f"CRM fitted on the training split: {scorer}")
     test = base.replace(mode="test", scorer=scorer, **RESO_TEST)
-    team = team_for(test)
-    # (label, method, run folder, settings)
-    runs = [("reso", "reso", "test-reso", test)]
-    runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), test.replace(**changes))
-             for label, changes in config.reso_variants.items()]
-    baselines = [*(f"single:{agent}" for agent in llm_agents(team.pool)), "random", "oracle"]
-    baselines += recorded_baselines(team, log)
-    runs += [(method, method, _folder(method), test) for method in baselines]
-    summaries = []
-    for label, method, folder, settings in runs:
-        summary = _run(config, test_set, method, out / folder, settings, config.test_limit, log)
-        if label != method:  # the reports and plots name the variant as the table does
-            summary = {**summary, "run_label": label}
-            (out / folder / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-        summaries.append({**summary, "label": label})
+    with_crm = [("reso", "reso", "test-reso", test)]
+    with_crm += [(f"reso ({label})", "reso", _folder(f"reso {label}"), test.replace(**changes))
+                 for label, changes in config.reso_variants.items()]
+    with_crm.append(("random", "random", _folder("random"), test))  # random agents, kept by the CRM
+    done |= {run[0]: _test_run(config, test_set, out, run, log) for run in with_crm}
+
+    order = [*(run[0] for run in with_crm[:-1]), *singles, "random", *(run[0] for run in free[len(singles):])]
     write_sweep_report(out)
-    return summaries
+    return [done[label] for label in order]
+
+
+def _test_run(config: DemoConfig, dataset: str, out: Path, run: tuple[str, str, str, ReSoSettings],
+              log: Log) -> dict[str, Any]:
+    """One test run of the table, its summary labelled as the table names it."""
+    label, method, folder, settings = run
+    summary = _run(config, dataset, method, out / folder, settings, config.test_limit, log)
+    if label != method:  # the reports and plots name the variant as the table does
+        summary = {**summary, "run_label": label}
+        (out / folder / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return {**summary, "label": label}
+
+
+def _fit_general_crm_here(config: DemoConfig, pool_spec: str) -> str | None:
+    """`fit_general_crm` in a worker process (module-level, so a spawned process can import it)."""
+    return fit_general_crm(config, team_for(ReSoSettings(pool=pool_spec)).pool, config.out / "crm-general", print)
+
+
+@contextlib.contextmanager
+def general_crm_in_background(config: DemoConfig) -> Iterator[Callable[[], object]]:
+    """With `--crm calibrated`, train the general CRM in a second process while the first benchmark
+    trains and runs its baselines (the engine's replay is one busy core; the CRM fit is another), and
+    yield a call that waits for it. The benchmarks' own `fit_general_crm` then finds it saved. A failure
+    in the worker is raised by that call."""
+    if config.crm != "calibrated" or not WORLDS[config.world]:
+        yield lambda: None
+        return
+    pool_spec = world_pool(config, WORLDS[config.world][0])
+    # spawn, not fork: the parent holds threads (the engine's worker threads, OpenMP) a fork would copy.
+    # Leaving the block terminates the worker, so an error or Ctrl-C does not wait for the fit.
+    with multiprocessing.get_context("spawn").Pool(1) as worker:
+        pending = worker.apply_async(_fit_general_crm_here, (dataclasses.replace(config, backend=None), pool_spec))
+        yield pending.get
 
 
 def run_demo(config: DemoConfig, log: Log = print) -> dict[str, list[dict[str, Any]]]:
@@ -353,7 +397,8 @@ def run_demo(config: DemoConfig, log: Log = print) -> dict[str, list[dict[str, A
         raise ValueError(f"unknown world {config.world!r}; choose one of {', '.join(WORLDS)}")
     if config.crm not in CRMS:
         raise ValueError(f"unknown CRM {config.crm!r}; choose one of {', '.join(CRMS)}")
-    return {b.stem: run_benchmark(config, b, log) for b in WORLDS[config.world]}
+    with general_crm_in_background(config) as crm_ready:
+        return {b.stem: run_benchmark(config, b, log, crm_ready) for b in WORLDS[config.world]}
 
 
 def _within(best: dict[str, Any], others: Sequence[dict[str, Any]], points: float) -> dict[str, Any]:

@@ -96,10 +96,10 @@ class Method:
         if self.kind == "cascade":
             return dataclasses.replace(team, selector=PinnedSelector(team.pool, self.agents),
                                        scorer=build_scorer("consensus"), asking=Cascade(cheap=len(self.agents) - 1))
+        # single and cot-sc: one model's answers. A lone answer's score decides nothing, and a learned CRM
+        # would spend most of a single-model run scoring it, so both keep by agreement.
         selector = PinnedSelector(team.pool, list(self.agents) * max(1, self.count))
-        if self.kind == "cot-sc":
-            return dataclasses.replace(team, selector=selector, scorer=build_scorer("consensus"))
-        return dataclasses.replace(team, selector=selector)
+        return dataclasses.replace(team, selector=selector, scorer=build_scorer("consensus"))
 
 
 class ExactFirstRuleScorer(RuleScorer):

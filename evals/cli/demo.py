@@ -29,10 +29,10 @@ def demo_command(
     swap_split: Annotated[bool, typer.Option(
         help="Train on the test split and test on the training split: a draw with different test questions.")] = False,
     crm: Annotated[str, typer.Option(
-        help="The CRM fitted on the training split: vote (reliability-weighted vote), staged (the small learned "
-             "CRM fitted on a staged pass shaped like the test's fine stage) or calibrated (the small learned CRM "
-             "trained on the pool's recorded answers to the training questions, recalibrated on the training "
-             "run; the vote for a pool without recordings).")] = "vote",
+        help="The CRM fitted on the training split: calibrated (the small learned CRM trained on the pool's "
+             "recorded answers to the training questions, recalibrated on the training run; the vote for a pool "
+             "without recordings), vote (reliability-weighted vote) or staged (the small learned CRM fitted on a "
+             "staged pass shaped like the test's fine stage).")] = "calibrated",
     json_output: Annotated[bool, typer.Option("--json", help="Print the tables as one JSON object last.")] = False,
     backend: Annotated[str, typer.Option(help="local: this process | ray: Ray workers (see `reso eval`).")] = "local",
     address: Annotated[Optional[str], typer.Option(

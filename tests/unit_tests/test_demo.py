@@ -1,5 +1,7 @@
 """The main job on a small slice of the two-model world: every method runs, the baselines chosen from the
-training record are the ones the record implies, and the table carries intervals and paired differences."""
+training record are the ones the record implies, the default CRM is the general small CRM (trained on the
+pool's recorded answers to training questions, in a second process) calibrated on the training run, and
+the table carries intervals and paired differences."""
 
 from __future__ import annotations
 
@@ -7,10 +9,13 @@ import json
 
 import pytest
 
+from reso.agents.defaults import data_dir
 from reso.evals.demo import DemoConfig, cascade_from_record, comparison_rows, run_demo
 from reso.evals.methods import MethodError, best_recorded
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import build_team
+from reso.reward.records import load_records, split_by_question
+from reso.reward.small_crm import is_small_crm_dir
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +64,28 @@ def test_vote_and_cascade_come_from_the_training_record(small_demo):
         best_recorded(team, 3)
     with pytest.raises(MethodError, match="three models"):
         cascade_from_record(team)
+
+
+def test_the_default_crm_is_the_general_crm_calibrated_on_the_training_run(small_demo):
+    out, by_benchmark = small_demo
+    general = out / "crm-general"
+    assert is_small_crm_dir(general)
+    # Trained on every labelled recording of the pool's two models to the training side's questions.
+    recorded = split_by_question(load_records(data_dir() / "gsm8k_replay_dev.jsonl"), "train")
+    trained_on = json.loads((general / "trained_on.json").read_text())
+    assert trained_on["side"] == "train" and trained_on["answers"] == len(recorded)
+    assert len(trained_on["models"]) == 2
+    calibration = json.loads((out / "gsm8k-mas" / "crm-calibrated" / "calibration.json").read_text())
+    assert calibration["base"] == f"small:{general}"
+    intercept, crm_weight, record_weight = calibration["coefficients"]
+    assert crm_weight > 0  # a higher CRM score means more likely right after calibration too
+    summaries = {s["label"]: s for s in by_benchmark["gsm8k-mas"]}
+    for label in ("reso", "reso (cost weight 0.1)", "random"):
+        assert summaries[label]["settings"]["scorer"] == f"calibrated:{out / 'gsm8k-mas' / 'crm-calibrated'}"
+    reso = summaries["reso"]
+    assert reso["scorer_failures"]["failed"] == 0 and reso["scorer_failures"]["scored"] > 0
+    # Baselines that keep by agreement or by the labels never load the CRM.
+    assert "oracle" in summaries and sum(label.startswith("single:") for label in summaries) == 2
+    for label, summary in summaries.items():
+        if label.startswith("single:") or label == "oracle":
+            assert summary["settings"]["scorer"] == "consensus"

@@ -64,10 +64,10 @@ def test_the_staged_pass_asks_like_the_fine_stage_and_leaves_the_trained_dadb_al
 
 
 def test_an_unknown_crm_is_refused(tmp_path: Path) -> None:
-    assert CRMS == ("vote", "staged", "calibrated")
+    assert CRMS == ("calibrated", "vote", "staged")
     out = tmp_path / "demo"
     assert_one_error_line(invoke("demo", "--crm", "learned", "--out", str(out)), 2,
-                          "--crm must be one of vote, staged, calibrated", "'learned'")
+                          "--crm must be one of calibrated, vote, staged", "'learned'")
     assert not out.exists()
     with pytest.raises(ValueError, match="unknown CRM 'learned'"):
         run_demo(DemoConfig(out=out, world="two-model", crm="learned"))

@@ -161,6 +161,15 @@ def test_vote_k_needs_a_training_record(tmp_path):
         method.adapt(team)
 
 
+def test_one_model_baselines_keep_by_agreement_and_random_keeps_the_teams_crm():
+    team = scripted_team(_models(), lambda subtask: ["cheap"])
+    assert team.scorer.name != "consensus"
+    for text in ("single:strong", "cot-sc:strong:3"):
+        assert parse_method(text, team.pool).adapt(team).scorer.name == "consensus"
+    assert parse_method("random", team.pool).adapt(team).scorer is team.scorer
+    assert parse_method("reso", team.pool).adapt(team) is team
+
+
 def test_integration_step_goes_to_the_tool_for_every_method_unless_told_otherwise(tmp_path):
     # The selector offers only LLM agents, which have no answer for the integration step.
     _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(k=1))
