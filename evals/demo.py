@@ -380,7 +380,7 @@ def general_crm_in_background(config: DemoConfig) -> Iterator[Callable[[], objec
     trains and runs its baselines (the engine's replay is one busy core; the CRM fit is another), and
     yield a call that waits for it. The benchmarks' own `fit_general_crm` then finds it saved. A failure
     in the worker is raised by that call."""
-    if config.crm != "calibrated" or not WORLDS[config.world]:
+    if config.crm != "calibrated":
         yield lambda: None
         return
     pool_spec = world_pool(config, WORLDS[config.world][0])

@@ -42,7 +42,6 @@ from reso.reward.crm_search import (
     grouped_folds,
     logistic,
 )
-from reso.reward.flat_trees import TreeScorer
 from reso.reward.features import (
     PEER_FEATURES,
     Candidate,
@@ -52,6 +51,7 @@ from reso.reward.features import (
     peer_features,
     random_groups,
 )
+from reso.reward.flat_trees import TreeScorer
 from reso.reward.records import LabelledRecord
 
 META_FILE = "small_crm.json"

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from reso.agents.dadb.sqlite import DADB
-from reso.evals.demo import CRMS, RESO_TEST, WORLDS, DemoConfig, run_demo, staged_pass, world_pool
+from reso.evals.demo import (
+    CRMS,
+    RESO_TEST,
+    WORLDS,
+    DemoConfig,
+    general_crm_in_background,
+    run_demo,
+    staged_pass,
+    world_pool,
+)
 from reso.graphs.settings import ReSoSettings
 from reso.reward.records import load_records
 from reso.reward.small_crm import is_small_crm_dir
@@ -71,3 +80,13 @@ def test_an_unknown_crm_is_refused(tmp_path: Path) -> None:
     assert not out.exists()
     with pytest.raises(ValueError, match="unknown CRM 'learned'"):
         run_demo(DemoConfig(out=out, world="two-model", crm="learned"))
+
+
+def test_a_failed_background_crm_fit_is_raised_where_the_demo_waits_for_it(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-pool.yaml"
+    with general_crm_in_background(DemoConfig(out=tmp_path / "demo", pool=str(missing))) as crm_ready:
+        with pytest.raises(Exception, match="no-such-pool.yaml"):
+            crm_ready()
+    assert not (tmp_path / "demo" / "crm-general").exists()
+    with general_crm_in_background(DemoConfig(out=tmp_path / "vote", crm="vote")) as crm_ready:
+        assert crm_ready() is None  # the vote needs no background fit
