@@ -77,7 +77,7 @@ def test_the_default_crm_is_the_general_crm_calibrated_on_the_training_run(small
     assert len(trained_on["models"]) == 2
     calibration = json.loads((out / "gsm8k-mas" / "crm-calibrated" / "calibration.json").read_text())
     assert calibration["base"] == f"small:{general}"
-    intercept, crm_weight, record_weight = calibration["coefficients"]
+    _, crm_weight, _ = calibration["coefficients"]
     assert crm_weight > 0  # a higher CRM score means more likely right after calibration too
     summaries = {s["label"]: s for s in by_benchmark["gsm8k-mas"]}
     for label in ("reso", "reso (cost weight 0.1)", "random"):

@@ -128,6 +128,16 @@ def test_fit_learns_the_synthetic_rule(fitted: SmallCRM) -> None:
     assert alone[labels == 1].mean() > alone[labels == 0].mean() + 0.2
 
 
+def test_small_groups_score_as_scikit_learn_scores_the_same_answers_in_bulk(fitted: SmallCRM) -> None:
+    # 60 answers to 30 questions in one call go to scikit-learn (more rows than SMALL_BATCH); the same
+    # answers one question at a time go through the flattened trees: the same probabilities.
+    test = synthetic_records(n_questions=40, seed=2)
+    bulk = fitted.predict_records(test)
+    assert len(test) > 64
+    one_by_one = np.concatenate([fitted.predict_records(test[i:i + 2]) for i in range(0, len(test), 2)])
+    np.testing.assert_allclose(one_by_one, bulk, rtol=0, atol=1e-9)
+
+
 def test_tuning_picks_from_the_grid_and_records_every_candidate() -> None:
     crm = SmallCRM(quick_config()).fit(synthetic_records(n_questions=30), tune=True)
     table = crm.selection["answer_model"]
