@@ -64,13 +64,15 @@ class FlatTrees:
 
 
 class TreeScorer:
-    """A fitted classifier's decision values: flattened trees for small batches where the model allows."""
+    """A fitted classifier's decision values: flattened trees for batches of up to `small_batch` rows where
+    the model allows (0: always scikit-learn, as `reso bench crm-calls` compares)."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, small_batch: int = SMALL_BATCH) -> None:
         self.model = model
-        self.flat = FlatTrees(model) if FlatTrees.supports(model) else None
+        self.small_batch = small_batch
+        self.flat = FlatTrees(model) if small_batch > 0 and FlatTrees.supports(model) else None
 
     def decision_values(self, features: np.ndarray) -> np.ndarray:
-        if self.flat is not None and len(features) <= SMALL_BATCH:
+        if self.flat is not None and len(features) <= self.small_batch:
             return self.flat.decision_function(features)
         return np.asarray(self.model.decision_function(features), dtype=np.float64)

@@ -51,7 +51,7 @@ from reso.reward.features import (
     peer_features,
     random_groups,
 )
-from reso.reward.flat_trees import TreeScorer
+from reso.reward.flat_trees import SMALL_BATCH, TreeScorer
 from reso.reward.records import LabelledRecord
 
 META_FILE = "small_crm.json"
@@ -128,6 +128,8 @@ class SmallCRM:
         self._group_model: Any = None
         self._views: dict[str, Any] = {}
         self._deciders: dict[str, TreeScorer] = {}
+        self.flat_batch = SMALL_BATCH
+        """Groups of up to this many answers are scored with flattened trees (`reward/flat_trees.py`)."""
 
     @property
     def views(self) -> list[str]:
@@ -303,8 +305,8 @@ class SmallCRM:
         """The fitted answer or group model's decision values (flattened trees for the engine's small groups)."""
         model = self._answer_model if stage == "answer" else self._group_model
         decider = self._deciders.get(stage)
-        if decider is None or decider.model is not model:
-            decider = self._deciders[stage] = TreeScorer(model)
+        if decider is None or decider.model is not model or decider.small_batch != self.flat_batch:
+            decider = self._deciders[stage] = TreeScorer(model, self.flat_batch)
         return decider
 
     def predict_candidates(self, candidates: Sequence[Candidate]) -> np.ndarray:

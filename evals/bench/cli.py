@@ -197,6 +197,23 @@ def crm_command(
     emit(report, json_output, render_table)
 
 
+@app.command("crm-calls")
+def crm_calls_command(
+    questions: int = typer.Option(120, min=2, help="MATH level-5 questions whose recorded answers train the CRM."),
+    calls: int = typer.Option(300, min=1, help="Calls (slates of three answers) per side per round."),
+    rounds: int = typer.Option(5, min=1, help="Alternating rounds (the median is reported)."),
+    seed: int = typer.Option(0, help="Seed of the slates."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """The small CRM's cost per engine call: flattened trees against scikit-learn, side by side."""
+
+    from reso.evals.bench.crm_calls import render_table, run_bench
+
+    report = run_bench(questions=questions, calls=calls, rounds=rounds, seed=seed,
+                       progress=lambda line: typer.echo(line, err=True))
+    emit(report, json_output, render_table)
+
+
 @app.command("startup")
 def startup_command(
     runs: int = typer.Option(5, min=1, help="Timed rounds (each: python -c pass, reso --help, reso solve)."),
