@@ -87,11 +87,11 @@ def load_run(folder: Path) -> Run:
 
 
 def shared_ids(runs: Sequence[Run]) -> list[str]:
-    """The item ids every run has, in the first run's order."""
+    """The item ids every run has, sorted: a run's rows are in the order its items finished, which
+    concurrency changes from run to run, and the seeded bootstrap must resample the same items each time."""
     if not runs:
         return []
-    common = set.intersection(*(set(run.rows) for run in runs))
-    return [item for item in runs[0].rows if item in common]
+    return sorted(set.intersection(*(set(run.rows) for run in runs)))
 
 
 @dataclass(frozen=True)

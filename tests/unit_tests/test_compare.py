@@ -102,6 +102,23 @@ def test_compare_matches_items_by_id_and_counts_the_shared_ones(tmp_path):
     assert second.accuracy_ci95 == pytest.approx(wilson_interval(2, 4))
 
 
+def test_compare_does_not_depend_on_the_order_items_finished_in(tmp_path):
+    # A concurrent run writes its rows in the order items finish: the same items in another order must
+    # give the same seeded intervals.
+    rng = np.random.default_rng(0)
+    flags = [(bool(a), bool(b)) for a, b in rng.random((40, 2)) < (0.8, 0.6)]
+    rows = {side: [result_row(f"q{i:02d}", pair[side], 0.01 * (1 + side)) for i, pair in enumerate(flags)]
+            for side in (0, 1)}
+    order = rng.permutation(40)
+    shuffled = {side: [rows[side][i] for i in order] for side in (0, 1)}
+    first = compare_runs([load_run(write_run(tmp_path / f"a{side}", rows[side])) for side in (0, 1)],
+                         resamples=300)
+    again = compare_runs([load_run(write_run(tmp_path / f"b{side}", shuffled[side])) for side in (0, 1)],
+                         resamples=300)
+    assert first.runs[1].vs_reference == again.runs[1].vs_reference
+    assert first.runs[1].vs_reference.accuracy_diff_ci95[0] < first.runs[1].vs_reference.accuracy_diff_ci95[1]
+
+
 def test_compare_refuses_runs_without_shared_items(tmp_path):
     a = pattern_run(tmp_path / "a", "11")
     b = write_run(tmp_path / "b", [result_row("other", True)])
