@@ -335,27 +335,27 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print,
                                   exploration=config.training_exploration)
     _run(config, train_set, "reso", out / "train-reso", train_settings, config.train_limit, log)
 
-    # (label, method, run folder, settings), in the order the tables list them
     without_crm = base.replace(mode="test", scorer="consensus", **RESO_TEST)
     team = team_for(without_crm)
     singles = [f"single:{agent}" for agent in llm_agents(team.pool)]
-    free = [(method, method, _folder(method), without_crm)
-            for method in [*singles, "oracle", *recorded_baselines(team, log)]]
-    done = {run[0]: _test_run(config, test_set, out, run, log) for run in free}
+    others = ["oracle", *recorded_baselines(team, log)]
+    # (label, method, run folder, settings)
+    done = {method: _test_run(config, test_set, out, (method, method, _folder(method), without_crm), log)
+            for method in [*singles, *others]}
 
     crm_ready()
     scorer = fit_crm(config, out, train_set, base, log)
     log(f"CRM fitted on the training split: {scorer}")
     test = base.replace(mode="test", scorer=scorer, **RESO_TEST)
-    with_crm = [("reso", "reso", "test-reso", test)]
-    with_crm += [(f"reso ({label})", "reso", _folder(f"reso {label}"), test.replace(**changes))
-                 for label, changes in config.reso_variants.items()]
-    with_crm.append(("random", "random", _folder("random"), test))  # random agents, kept by the CRM
-    done |= {run[0]: _test_run(config, test_set, out, run, log) for run in with_crm}
+    reso_runs = [("reso", "reso", "test-reso", test)]
+    reso_runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), test.replace(**changes))
+                  for label, changes in config.reso_variants.items()]
+    random_run = ("random", "random", _folder("random"), test)  # random agents, kept by the CRM
+    done |= {run[0]: _test_run(config, test_set, out, run, log) for run in [*reso_runs, random_run]}
 
-    order = [*(run[0] for run in with_crm[:-1]), *singles, "random", *(run[0] for run in free[len(singles):])]
     write_sweep_report(out)
-    return [done[label] for label in order]
+    # In the order the tables list them.
+    return [done[label] for label in [*(run[0] for run in reso_runs), *singles, "random", *others]]
 
 
 def _test_run(config: DemoConfig, dataset: str, out: Path, run: tuple[str, str, str, ReSoSettings],
