@@ -13,8 +13,8 @@ Per benchmark:
    labelled recordings (live endpoints) falls back to the vote. `vote`: a vote weighted by each model's
    training record, whose coincidence rate of wrong answers is measured on the training run's records.
    `staged`: a staged pass asks the training questions again the way the test's
-   adaptive fine stage asks (on a copy of the DADB, the first k cost-aware candidates, then the most
-   reliable remaining one, always up to k_max), and the small learned CRM is fitted on those answers,
+   adaptive fine stage asks (on a copy of the DADB, the test's first stage, then always its escalation to
+   the most reliable remaining agent), and the small learned CRM is fitted on those answers,
    its group model on exactly the groups the fine stage scores (`reward/staged_crm.py`).
 3. On the test split, with the DADB frozen: ReSo (the adaptive fine stage, that CRM) at its default cost
    weight and at a few others (the accuracy–cost picture), every model of the pool alone, a majority vote
@@ -69,19 +69,21 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
     "two-model": (Benchmark("gsm8k-mas", "GSM8K-MAS (GPT-4 and Mixtral)"),),
 }
 
-# ReSo's settings in the main job, fixed before any test run: the first two candidates answer, and while
-# the CRM gives the best answer less than this probability of being right, the most reliable remaining
-# agent answers too, up to three.
+# ReSo's settings in the main job, fixed before any test run: the first two candidates answer (the second
+# only when its model's training record is within `peer_margin` of the first's), and while the CRM gives the
+# best answer less than this probability of being right, the most reliable remaining agent answers too,
+# once (k_max - k).
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
 # The CRMs `reso demo` can fit on the training split (see the module docstring); the first is the default.
 CRMS = ("calibrated", "vote", "staged")
 # Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
-# selection, the paper's fixed fine stage (what the adaptive stage adds), and a first stage of one.
+# selection, the paper's fixed fine stage (what the adaptive stage adds), and a first stage that keeps both
+# candidates however far apart their records are (what leaving out a far weaker peer saves).
 RESO_VARIANTS: dict[str, dict[str, Any]] = {
     "cost weight 0.3": {"cost_weight": 0.3},
     "cost weight 3": {"cost_weight": 3.0},
     "fixed k=2": {"k_max": None, "confidence": None},
-    "k=1": {"k": 1},
+    "whole first stage": {"peer_margin": 1.0},
 }
 
 
@@ -199,8 +201,8 @@ def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings,
 
     The pass learns on a copy of the trained DADB, so the test sees the DADB training left. It exploits
     that DADB as the test does (no exploration, the test's cost weight); its scorer is the rule without
-    references, which scores every answer 0, so every subtask escalates to k_max and the CRM meets both the
-    first stage's groups and the escalated ones.
+    references, which scores every answer 0, so every subtask escalates as far as the test may and the CRM
+    meets both the first stage's groups and the escalated ones.
     """
     from reso.agents.dadb.sqlite import DADB
     from reso.graphs.team import build_team

@@ -5,11 +5,13 @@ answers, the answers are scored, and the policy decides from the scores whether 
 policies:
 
 - `FixedK`: the paper's fine stage; the first k candidates answer at once.
-- `Adaptive`: the first k answer; while the best calibrated CRM score so far is below `confidence` and
-  fewer than `k_max` have answered, the most reliable candidate not yet asked answers too (its model's
-  training record, smoothed with a prior of one half), provided it is more likely right than the best
-  answer so far. An easy subtask is settled by the cheap agents the cost-aware coarse stage put first; a
-  hard one reaches the strong, expensive agent.
+- `Adaptive`: the first candidate answers with those of the next k - 1 whose model's training record
+  is within `peer_margin` of its own; then, while the best calibrated CRM score so far is below
+  `confidence`, the most reliable candidate not yet asked answers too (its model's training record,
+  smoothed with a prior of one half), provided it is more likely right than the best answer so far, at
+  most `escalations` times and while fewer than `k_max` have answered. An easy subtask is settled by the
+  cheap agents the cost-aware coarse stage put first; a hard one reaches the strong, expensive agent; a
+  strong first agent is not joined by a much weaker one, which would rarely overturn it and costs.
 - `Cascade`: the baseline "ask two cheap models, keep their answer when they agree, else ask a third".
 
 A policy sees candidates in the coarse stage's order and the answers' final values and scores; it never
@@ -37,6 +39,8 @@ class Asked:
     index: int
     value: str | None
     score: float | None
+    stage: int = 0
+    """0 for the first stage, 1 for the first escalation, and so on."""
 
 
 class AskingPolicy(Protocol):
@@ -46,8 +50,8 @@ class AskingPolicy(Protocol):
         """How many candidates the coarse stage should return (the most that may ever be asked)."""
         ...
 
-    def first(self, candidates: Sequence[Candidate], k: int) -> list[int]:
-        """Indices of the candidates that answer first."""
+    def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
+        """Indices of the candidates that answer first (`reliability` as for `more`)."""
         ...
 
     def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
@@ -68,7 +72,7 @@ class FixedK:
     def pool_size(self, k: int) -> int:
         return k
 
-    def first(self, candidates: Sequence[Candidate], k: int) -> list[int]:
+    def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
         return list(range(min(k, len(candidates))))
 
     def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
@@ -93,9 +97,24 @@ def _model(candidate: Candidate) -> str:
     return candidate.agent.model.spec
 
 
+# How far below the first candidate's record a first-stage peer may be and still answer with it. The
+# records of the models a subtask offers are either close (comparable peers, whose agreement is evidence)
+# or far apart (a strong model among weak ones); in the main job any margin from 0.05 to 0.2 makes the
+# same choices on the training composites.
+PEER_MARGIN = 0.1
+
+
+def _known(candidates: Sequence[Candidate], reliability: Reliability | None) -> Sequence[float]:
+    """How often each candidate's model was right in training: the engine's records when it has them,
+    else the coarse stage's components."""
+    records = reliability() if reliability is not None else None
+    return records if records is not None else [_reliability(c) for c in candidates]
+
+
 @dataclass(frozen=True)
 class Adaptive:
-    """Ask k, then one more at a time while the best score is below `confidence`, up to `k_max`.
+    """Ask the first candidate with its near peers among the first k, then one more at a time while the
+    best score is below `confidence`, at most `escalations` times and up to `k_max` answers.
 
     Escalation goes to the most reliable candidate of a model not asked yet (ties: the coarse stage's
     order), and only when it is more likely right than the best answer so far, so a hard subtask ends with
@@ -107,22 +126,36 @@ class Adaptive:
     slate: int = 16
     """How many candidates the coarse stage offers: escalation picks the most reliable among them, so it
     can reach a strong agent that the cost-aware ranking put far down."""
+    peer_margin: float = PEER_MARGIN
+    """A first-stage candidate whose model's record is more than this below the first candidate's does not
+    answer (1 or more: all of the first k answer, the paper's way)."""
+    escalations: int | None = None
+    """The most candidates asked after the first stage (None: only `k_max` limits them). `policy_for` sets
+    it to k_max - k, so a first stage trimmed to its peers does not hand its unused places to escalation."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
             raise ValueError(f"confidence must be in [0, 1], got {self.confidence}")
         if self.k_max < 1:
             raise ValueError(f"k_max must be >= 1, got {self.k_max}")
+        if self.peer_margin < 0:
+            raise ValueError(f"peer_margin must be >= 0, got {self.peer_margin}")
 
     def pool_size(self, k: int) -> int:
         return max(k, self.k_max, self.slate)
 
-    def first(self, candidates: Sequence[Candidate], k: int) -> list[int]:
-        return list(range(min(k, len(candidates))))
+    def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
+        head = list(range(min(k, len(candidates))))
+        if len(head) < 2 or self.peer_margin >= 1.0:
+            return head
+        known = _known(candidates, reliability)
+        return [0] + [i for i in head[1:] if known[i] >= known[0] - self.peer_margin]
 
     def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
              reliability: Reliability | None = None) -> list[int]:
         if len(asked) >= self.k_max:
+            return []
+        if self.escalations is not None and max((a.stage for a in asked), default=0) >= self.escalations:
             return []
         best = max((a.score for a in asked if a.value is not None and a.score is not None), default=None)
         if best is not None and best >= self.confidence:
@@ -133,8 +166,7 @@ class Adaptive:
         rest = [i for i in range(len(candidates)) if i not in done and _model(candidates[i]) not in models]
         if not rest:
             return []
-        records = reliability() if reliability is not None else None
-        known = records if records is not None else [_reliability(c) for c in candidates]
+        known = _known(candidates, reliability)
         pick = max(rest, key=lambda i: (known[i], -i))
         # An agent less likely to be right than the best answer so far adds cost, not confidence.
         return [pick] if best is None or known[pick] > best else []
@@ -155,7 +187,7 @@ class Cascade:
     def pool_size(self, k: int) -> int:
         return self.cheap + 1
 
-    def first(self, candidates: Sequence[Candidate], k: int) -> list[int]:
+    def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
         return list(range(min(self.cheap, len(candidates))))
 
     def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
@@ -175,8 +207,10 @@ class Cascade:
         return cheap[0].index if cheap else None
 
 
-def policy_for(k_max: int | None, confidence: float | None) -> AskingPolicy:
-    """The policy the settings ask for: adaptive when a confidence and a k_max are set, else fixed k."""
+def policy_for(k: int, k_max: int | None, confidence: float | None,
+               peer_margin: float = PEER_MARGIN) -> AskingPolicy:
+    """The policy the settings ask for: adaptive when a confidence and a k_max are set (at most k_max - k
+    escalations after a first stage of up to k), else fixed k."""
     if confidence is None or k_max is None:
         return FixedK()
-    return Adaptive(confidence=confidence, k_max=k_max)
+    return Adaptive(confidence=confidence, k_max=k_max, peer_margin=peer_margin, escalations=max(k_max - k, 0))

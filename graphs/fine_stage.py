@@ -96,9 +96,11 @@ def _reliabilities(standings: Standings | None, offered: Sequence[Candidate]) ->
     return [record_reliability(*standings.model_record(c.agent.id)) for c in offered]
 
 
-def _seen(asked: Sequence[int], values: Sequence[str | None], scores: Mapping[int, Score]) -> list[Asked]:
-    """What the asking policy is shown: each answer's offered index, final value and score."""
-    return [Asked(index, values[j], scores[j].value if j in scores else None) for j, index in enumerate(asked)]
+def _seen(asked: Sequence[int], values: Sequence[str | None], scores: Mapping[int, Score],
+          stages: Sequence[int]) -> list[Asked]:
+    """What the asking policy is shown: each answer's offered index, final value, score and stage."""
+    return [Asked(index, values[j], scores[j].value if j in scores else None, stages[j])
+            for j, index in enumerate(asked)]
 
 
 async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: AskingPolicy, *, prompt: str,
@@ -113,12 +115,12 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
     settings = run.settings
     if standings is None and team.dadb is not None:
         standings = await asyncio.to_thread(team.standings)
-    # `asked` keeps the offered indices in the order they answered.
+    # `asked` keeps the offered indices in the order they answered, `stages` the stage each answered in.
     asked: list[int] = []
+    stages: list[int] = []
     answers: list[AgentAnswer] = []
     values: list[str | None] = []
     scores: dict[int, Score] = {}
-    pending = policy.first(offered, settings.k)
     reliabilities: list[list[float] | None] = []
 
     def reliability() -> list[float] | None:  # worked out once, when the policy first asks
@@ -126,10 +128,15 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
             reliabilities.append(_reliabilities(standings, offered))
         return reliabilities[0]
 
+    pending = policy.first(offered, settings.k, reliability)
+    stage = 0
+
     while pending:
         fresh = await asyncio.gather(*(_ask(team, offered[i], prompt, budget, settings.call_timeout_s)
                                        for i in pending))
         asked.extend(pending)
+        stages.extend([stage] * len(pending))
+        stage += 1
         answers.extend(fresh)
         values.extend(final_value(a.text) if a.ok else None for a in fresh)
         candidates = [offered[i] for i in asked]
@@ -139,10 +146,10 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
         scores = await _judge(run, items, usable)
         if len(asked) == len(offered):  # nobody left to ask (always so for the paper's fixed k)
             break
-        more = policy.more(offered, _seen(asked, values, scores), reliability)
+        more = policy.more(offered, _seen(asked, values, scores, stages), reliability)
         pending = [i for i in more if 0 <= i < len(offered) and i not in asked]
     usable = [i for i, answer in enumerate(answers) if answer.ok]
-    chosen = policy.keep(_seen(asked, values, scores))
+    chosen = policy.keep(_seen(asked, values, scores, stages))
     if chosen is not None and chosen in asked:
         kept: int | None = asked.index(chosen)
     else:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from reso.graphs.escalation import PEER_MARGIN
+
 ContextPolicy = Literal["parents", "ancestors", "all"]
 Mode = Literal["train", "test"]
 Schedule = Literal["eager", "waves"]
@@ -28,6 +30,9 @@ class ReSoSettings:
         "Adaptive fine stage: at most this many candidates answer a subtask (None: exactly k, the paper's way).")})
     confidence: float | None = field(default=None, metadata={"description": (
         "Adaptive fine stage: ask one more candidate while the best CRM score is below this (with k_max).")})
+    peer_margin: float = field(default=PEER_MARGIN, metadata={"description": (
+        "Adaptive fine stage: of the first k, a candidate whose model's training record is more than this below "
+        "the first candidate's does not answer (1: all k answer).")})
     integration: Literal["tool", "select"] = field(default="tool", metadata={"description": (
         "tool: a plan's integration step (id 'final') goes to the pool's exact tool for every method, when the "
         "pool has one; select: chosen like any other subtask.")})

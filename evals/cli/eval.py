@@ -44,6 +44,9 @@ def eval_command(
     confidence: Annotated[Optional[float], typer.Option(
         help="Adaptive fine stage: ask one more candidate while the best CRM score is below this.")] = None,
     cost_weight: Annotated[Optional[float], typer.Option(help="Weight of the cost penalty in selection.")] = None,
+    peer_margin: Annotated[Optional[float], typer.Option(
+        help="Adaptive fine stage: of the first k, skip a candidate whose model's record is more than this below "
+             "the first's (1: all k answer).")] = None,
     exploration: Annotated[Optional[float], typer.Option(
         help="Exploration constant of the selection policy (training; 1 is plain Thompson sampling).")] = None,
     integration: Annotated[Optional[str], typer.Option(
@@ -101,10 +104,12 @@ def eval_command(
             **{key: value for key, value in {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd,
                                               "max_tokens": max_tokens, "max_seconds": max_seconds,
                                               "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
+                                              "peer_margin": peer_margin,
                                               "exploration": exploration,
                                               "integration": integration}.items()
                if value is not None})
-        policy_for(settings.k_max, settings.confidence)  # checks the adaptive settings before any run
+        # checks the adaptive settings before any run
+        policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin)
         team = team_for(settings)
         parsed = parse_method(method, team.pool)
         if cache:

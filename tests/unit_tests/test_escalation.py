@@ -4,6 +4,7 @@ single by model name), and the integration step's routing to the exact tool."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +36,7 @@ def test_fixed_k_asks_k_at_once_and_never_more():
     assert policy.pool_size(2) == 2
     assert policy.first(cands, 2) == [0, 1]
     assert policy.more(cands, [Asked(0, None, 0.0), Asked(1, None, 0.0)]) == []
-    assert policy_for(None, 0.8) == FixedK() and policy_for(3, None) == FixedK()
+    assert policy_for(2, None, 0.8) == FixedK() and policy_for(2, 3, None) == FixedK()
 
 
 def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherwise():
@@ -58,6 +59,35 @@ def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherw
     assert policy.more(cands, [Asked(0, "4", 0.7), Asked(3, "5", 0.75)], lambda: [0.5, 0.6, 0.7, 0.9]) == []
     with pytest.raises(ValueError, match="confidence"):
         Adaptive(confidence=1.5, k_max=3)
+
+
+def test_adaptive_first_stage_leaves_out_peers_far_weaker_than_the_first():
+    cands = [_cand(name) for name in ("first", "second", "third", "fourth")]
+    policy = Adaptive(confidence=0.8, k_max=4)
+    assert policy.first(cands, 3, lambda: [0.9, 0.5, 0.85, 0.95]) == [0, 2]
+    # A peer stronger than the first, or within the margin, answers with it.
+    assert policy.first(cands, 3, lambda: [0.6, 0.95, 0.55, 0.1]) == [0, 1, 2]
+    assert Adaptive(0.8, 4, peer_margin=0.5).first(cands, 3, lambda: [0.9, 0.5, 0.85, 0.95]) == [0, 1, 2]
+    # A margin of 1 or more is the paper's first stage: all of the first k, records unread.
+    assert Adaptive(0.8, 4, peer_margin=1.0).first(cands, 3, lambda: 1 / 0) == [0, 1, 2]
+    # Without the engine's records, the coarse stage's components decide (unseen agents count as 0.5).
+    weak_second = [_cand("a", {"reputation": 0.95, "visits": 99}), _cand("b", {"reputation": 0.2, "visits": 99})]
+    assert policy.first(weak_second, 2) == [0] and policy.first(weak_second, 2, lambda: None) == [0]
+    with pytest.raises(ValueError, match="peer_margin"):
+        Adaptive(confidence=0.8, k_max=3, peer_margin=-0.1)
+
+
+def test_adaptive_escalates_at_most_k_max_minus_k_times():
+    cands = [_cand(str(i)) for i in range(5)]
+    records = lambda: [0.9, 0.3, 0.6, 0.7, 0.8]  # noqa: E731
+    policy = policy_for(2, 4, 0.8)
+    assert policy == Adaptive(confidence=0.8, k_max=4, escalations=2)
+    # The first stage was trimmed to one answer; escalation still has only k_max - k = 2 places.
+    assert policy.more(cands, [Asked(0, "1", 0.2)], records) == [4]
+    assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1)], records) == [3]
+    assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1), Asked(3, "3", 0.2, stage=2)],
+                       records) == []
+    assert policy_for(3, 2, 0.8) == Adaptive(confidence=0.8, k_max=2, escalations=0)
 
 
 def test_cascade_keeps_agreement_and_otherwise_the_strong_answer():
@@ -126,6 +156,38 @@ def test_adaptive_fine_stage_settles_easy_subtasks_cheaply_and_escalates_hard_on
     assert _asked(row, "1") == ["cheap", "cheap2", "strong"]
     assert models["strong"].calls == ["Hard part"]
     assert summary["correct"] == 1
+
+
+class _RecordSelector:
+    """Offers `order`, best first, with each agent's training record as the coarse stage's components."""
+
+    def __init__(self, pool, order: list[str], records: dict[str, float]) -> None:
+        self.pool, self.order, self.records = pool, order, records
+
+    def select(self, subtask, k=None, *, domain=None, exclude=()):
+        ids = [i for i in self.order if i not in exclude][: k or None]
+        return [Candidate(self.pool.get(i), 1.0, {"reputation": self.records.get(i, 0.5), "visits": 99.0})
+                for i in ids]
+
+    def update(self, agent_id, reward, cost_usd, tokens, *, domain=None):
+        pass
+
+
+def test_a_strong_first_agent_answers_without_a_far_weaker_peer_and_escalates_once(tmp_path):
+    models = _models()
+    team = scripted_team(models, lambda subtask: [],
+                         _TableScorer({"\\boxed{6}": 0.95, "\\boxed{7}": 0.3, "\\boxed{5}": 0.3, "\\boxed{8}": 0.3}))
+    team = dataclasses.replace(team, selector=_RecordSelector(
+        team.pool, ["strong", "cheap", "cheap2"], {"strong": 0.9, "cheap": 0.4, "cheap2": 0.2}))
+    config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path,
+                        settings=ReSoSettings(k=2, k_max=3, confidence=0.8), concurrency=1, command=["reso", "eval"])
+    asyncio.run(run_eval(config, [_problem()], team))
+    row = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
+    # "cheap" is far below "strong": the first stage is "strong" alone, an easy part ends there.
+    assert _asked(row, "0") == ["strong"]
+    # Unsure of the hard part, the fine stage escalates once (k_max - k), to the more reliable of the rest.
+    assert _asked(row, "1") == ["strong", "cheap"]
+    assert models["cheap2"].calls == []
 
 
 def test_without_adaptive_settings_exactly_k_answer(tmp_path):
