@@ -133,9 +133,12 @@ def _models() -> dict[str, ScriptedAnswerer]:
 
 
 def _run(tmp_path: Path, method: str, settings: ReSoSettings, scorer: Scorer | None = None,
-         choose=None, models: dict[str, ScriptedAnswerer] | None = None) -> tuple[dict, dict, dict]:
+         choose=None, models: dict[str, ScriptedAnswerer] | None = None, selector=None) -> tuple[dict, dict, dict]:
+    """Run `_problem()` once; `selector(pool)`, when given, replaces the scripted team's selector."""
     models = models or _models()
     team = scripted_team(models, choose or (lambda subtask: ["cheap", "cheap2", "strong"]), scorer)
+    if selector is not None:
+        team = dataclasses.replace(team, selector=selector(team.pool))
     config = EvalConfig(dataset="unit", method=parse_method(method, team.pool), out=tmp_path, settings=settings,
                         concurrency=1, command=["reso", "eval"])
     summary = asyncio.run(run_eval(config, [_problem()], team))
@@ -174,15 +177,10 @@ class _RecordSelector:
 
 
 def test_a_strong_first_agent_answers_without_a_far_weaker_peer_and_escalates_once(tmp_path):
-    models = _models()
-    team = scripted_team(models, lambda subtask: [],
-                         _TableScorer({"\\boxed{6}": 0.95, "\\boxed{7}": 0.3, "\\boxed{5}": 0.3, "\\boxed{8}": 0.3}))
-    team = dataclasses.replace(team, selector=_RecordSelector(
-        team.pool, ["strong", "cheap", "cheap2"], {"strong": 0.9, "cheap": 0.4, "cheap2": 0.2}))
-    config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path,
-                        settings=ReSoSettings(k=2, k_max=3, confidence=0.8), concurrency=1, command=["reso", "eval"])
-    asyncio.run(run_eval(config, [_problem()], team))
-    row = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
+    scorer = _TableScorer({"\\boxed{6}": 0.95, "\\boxed{7}": 0.3, "\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
+    records = {"strong": 0.9, "cheap": 0.4, "cheap2": 0.2}
+    _, models, row = _run(tmp_path, "reso", ReSoSettings(k=2, k_max=3, confidence=0.8), scorer,
+                          selector=lambda pool: _RecordSelector(pool, ["strong", "cheap", "cheap2"], records))
     # "cheap" is far below "strong": the first stage is "strong" alone, an easy part ends there.
     assert _asked(row, "0") == ["strong"]
     # Unsure of the hard part, the fine stage escalates once (k_max - k), to the more reliable of the rest.
