@@ -47,7 +47,6 @@ from reso.graphs.team import Team
 from reso.reward.answers import answers_match, check_answer
 from reso.reward.base import scorer_failures
 
-REL_TOL = 0.01
 PACKAGES = ("reso-langgraph", "langgraph", "langchain-core", "langchain-openai", "torch", "transformers",
             "sentence-transformers", "faiss-cpu", "math-verify", "scikit-learn")
 
@@ -83,7 +82,7 @@ def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
                 continue
             records.append({
                 "instruction": step.instruction, "answer": candidate.answer,
-                "label": int(check_answer(candidate.answer, reference, rel_tol=REL_TOL)),
+                "label": int(check_answer(candidate.answer, reference, rel_tol=problem.rel_tol)),
                 "context": context, "agent_id": candidate.agent_id, "model": model_name(candidate.model),
                 "question_id": f"{problem.id}/{step.id}", "reference": reference,
             })
@@ -97,7 +96,7 @@ def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]
         "id": problem.id,
         "reference": problem.answer,
         "answer": result.answer,
-        "correct": answers_match(result.answer, problem.answer, rel_tol=REL_TOL),
+        "correct": answers_match(result.answer, problem.answer, rel_tol=problem.rel_tol),
         "status": result.status,
         "usage": result.usage.to_json(),
         "latency_s": result.latency_s,
@@ -105,7 +104,7 @@ def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]
             {"id": step.id, "agent": step.agent, "value": step.value, "status": step.status,
              "depends_on": list(step.depends_on),
              "reference": references.get(step.id),
-             "correct": (answers_match(step.value, references[step.id], rel_tol=REL_TOL)
+             "correct": (answers_match(step.value, references[step.id], rel_tol=problem.rel_tol)
                          if step.id in references else None),
              "domain": (problem.meta.get("step_domains") or {}).get(step.id),
              "candidates": [c.model_dump(exclude={"answer"}) for c in step.candidates]}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reso.evals.datasets.numeric import format_number, parse_number
-from reso.evals.datasets.problem import DatasetError, Problem
+from reso.evals.datasets.problem import DEFAULT_REL_TOL, DatasetError, Problem
 from reso.evals.datasets.records import Record, read_records
 from reso.evals.datasets.release_format import (
     FINAL_STEP_ID,
@@ -76,7 +76,8 @@ def plain_problem(record: Record, *, source: str) -> Problem:
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise record.error("meta", f"expected an object, got {_kind(meta)}")
-    return Problem(problem_id, question, answer, plan, subtask_answers, {"source": source, **meta})
+    return Problem(problem_id, question, answer, plan, subtask_answers, {"source": source, **meta},
+                   _rel_tol(record, data))
 
 
 def release_problem(record: Record, *, id_prefix: str, source: str) -> Problem:
@@ -131,7 +132,17 @@ def release_problem(record: Record, *, id_prefix: str, source: str) -> Problem:
 
     problem_id = _text_or_number(record, data, "id") if "id" in data else f"{id_prefix}-{record.index}"
     return Problem(problem_id, data["problem_text"], answer, plan, subtask_answers,
-                   _release_meta(data, nodes, source))
+                   _release_meta(data, nodes, source), _rel_tol(record, data))
+
+
+def _rel_tol(record: Record, data: dict) -> float:
+    """The record's grading tolerance (`rel_tol`, relative to the reference), 1 % when it has none."""
+    value = data.get("rel_tol")
+    if value is None:
+        return DEFAULT_REL_TOL
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value < 1.0:
+        raise record.error("rel_tol", f"expected a number in [0, 1), got {value!r}")
+    return float(value)
 
 
 def _release_meta(data: dict, nodes: dict, source: str) -> dict:

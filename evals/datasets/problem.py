@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# How far a numeric answer may be from the reference and still count as right, relative to the reference.
+# 1 % is the SciBench convention, kept for files that do not say: their final answers are products of
+# measured quantities, printed rounded. A composite of questions with exact answers (GSM8K's integers,
+# MATH's exact numbers) is graded exactly, up to the float printing of fractions.
+DEFAULT_REL_TOL = 0.01
+EXACT_REL_TOL = 1e-6
+
 
 class DatasetError(ValueError):
     """A dataset that cannot be read; the message names the file, the line or item index, and the field."""
@@ -21,6 +28,8 @@ class Problem:
             order; sub-question ids are the release's "0", "1", …, the integration step's id is "final".
         subtask_answers: Step id → ground-truth answer (the "final" step's is `answer`).
         meta: Source, level, unit, per-step question ids and domains, and other provenance.
+        rel_tol: The dataset's grading rule: how far (relative to the reference) a numeric answer may be
+            and still count as right, for the final answer and every step's.
     """
 
     id: str
@@ -29,3 +38,4 @@ class Problem:
     plan: list[dict] | None = None
     subtask_answers: dict[str, str] | None = None
     meta: dict = field(default_factory=dict)
+    rel_tol: float = DEFAULT_REL_TOL

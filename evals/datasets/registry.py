@@ -4,6 +4,7 @@ many-model recordings (MATH Level 5, GSM8K), and whatever a user registers."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reso.evals.datasets.loaders import load_file
-from reso.evals.datasets.problem import DatasetError, Problem
+from reso.evals.datasets.problem import EXACT_REL_TOL, DatasetError, Problem
 
 if TYPE_CHECKING:
     from reso.evals.synth.gsm8k import Split
@@ -122,9 +123,11 @@ def _gsm8k_entry() -> _Entry:
     def build(_root: Path | None) -> list[Problem]:
         from reso.agents.defaults import default_replay_path
 
-        return load_file(default_replay_path(), source="gsm8k")
+        # GSM8K's answers are integers: graded exactly, like the composites built from them.
+        return [dataclasses.replace(problem, rel_tol=EXACT_REL_TOL)
+                for problem in load_file(default_replay_path(), source="gsm8k")]
 
-    return _Entry("GSM8K test questions of the vendored replay file (reso.agents.defaults)", build)
+    return _Entry("GSM8K test questions of the vendored replay file (reso.agents.defaults), graded exactly", build)
 
 
 def _gsm8k_mas_entry(name: str, level: str, split: Split) -> _Entry:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from reso.evals.datasets.numeric import format_number, json_number, parse_exact
-from reso.evals.datasets.problem import DatasetError
+from reso.evals.datasets.problem import EXACT_REL_TOL, DatasetError
 from reso.evals.datasets.records import read_records
 from reso.evals.datasets.release_format import recorded_suffix
 from reso.evals.synth.mas import assemble_item, draw_groups, product_of, random_dag
@@ -99,7 +99,7 @@ def build_gsm8k_mas(replay_path: str | Path, size: int, n: int, seed: int, split
         items.append(assemble_item(
             nodes, order, parents, answer_number=format_number(final), final_value=json_number(final),
             subtask_answers=answers,
-            extra={"id": f"{prefix}-{number}", "linked": False,
+            extra={"id": f"{prefix}-{number}", "linked": False, "rel_tol": EXACT_REL_TOL,
                    "synth": {"kind": "gsm8k-mas", "size": size, "seed": seed, "split": split,
                              "test_fraction": test_fraction}},
             units_note=False,

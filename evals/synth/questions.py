@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from reso.evals.datasets.numeric import format_number, json_number, parse_exact_answer
-from reso.evals.datasets.problem import DatasetError
+from reso.evals.datasets.problem import EXACT_REL_TOL, DatasetError
 from reso.evals.datasets.records import Record, read_records
 from reso.evals.datasets.release_format import edge_description, linked_constant, recorded_suffix
 from reso.evals.synth.constants import Constant, choose_constant
@@ -191,7 +191,8 @@ def build_linked_mas(path: str | Path, size: int, n: int, seed: int, split: Spli
         items.append(assemble_item(
             nodes, order, parents, answer_number=format_number(final), final_value=json_number(final),
             subtask_answers=[json_number(question.answer) for question in questions],
-            extra={"id": f"{prefix}-{number}", "linked": True, "synth": dict(synth)}, units_note=False,
+            extra={"id": f"{prefix}-{number}", "linked": True, "rel_tol": EXACT_REL_TOL, "synth": dict(synth)},
+            units_note=False,
         ))
     return LinkedBuild(items, source, len(pool), len(linkable))
 

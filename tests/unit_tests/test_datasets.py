@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from reso.evals.datasets import DatasetError, Problem, list_datasets, load_dataset, register_dataset
+from reso.evals.datasets.problem import DEFAULT_REL_TOL, EXACT_REL_TOL
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
 SAMPLE = FIXTURES / "reso_mas_sample.json"
@@ -88,6 +89,22 @@ def test_gsm8k_mas_names_build_deterministically() -> None:
     assert [len(p.plan) for p in hard] == [8, 8, 8]
 
 
+def test_the_grading_tolerance_comes_with_the_data(tmp_path: Path) -> None:
+    # Files that do not say keep the 1 % rule; GSM8K and composites of exact-answer questions are exact.
+    assert {p.rel_tol for p in load_dataset(str(SAMPLE))} == {DEFAULT_REL_TOL}
+    assert {p.rel_tol for p in load_dataset(str(FIXTURES / "plain_sample.jsonl"))} == {DEFAULT_REL_TOL}
+    assert {p.rel_tol for p in load_dataset("gsm8k", limit=5)} == {EXACT_REL_TOL}
+    assert {p.rel_tol for p in load_dataset("gsm8k-mas-easy-test")} == {EXACT_REL_TOL}
+    path = tmp_path / "exact.jsonl"
+    path.write_text('{"id": "a", "question": "q", "answer": "1", "rel_tol": 0}\n'
+                    '{"id": "b", "question": "r", "answer": "2", "rel_tol": 0.05}\n')
+    assert [p.rel_tol for p in load_dataset(str(path))] == [0.0, 0.05]
+    items = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    release = tmp_path / "release.json"
+    release.write_text(json.dumps([dict(items[0], rel_tol=EXACT_REL_TOL)]), encoding="utf-8")
+    assert load_dataset(str(release))[0].rel_tol == EXACT_REL_TOL
+
+
 def test_registry_lists_the_builtin_names() -> None:
     names = list_datasets()
     for name in ("math-mas-easy", "math-mas-medium", "math-mas-hard", "scibench-mas-easy", "scibench-mas-medium",
@@ -154,6 +171,10 @@ def test_data_root_explicit_then_env_then_relative_default(tmp_path: Path, monke
         (b'["a"]\n', r"bad\.jsonl:1: expected a JSON object, got list"),
         (b'{"id": "a", "question": "q", "answer": "1", "plan": [{"id": "0"}]}\n',
          r"bad\.jsonl:1: field 'plan\[0\]\.instruction': missing"),
+        (b'{"id": "a", "question": "q", "answer": "1", "rel_tol": 1}\n',
+         r"bad\.jsonl:1: field 'rel_tol': expected a number in \[0, 1\), got 1"),
+        (b'{"id": "a", "question": "q", "answer": "1", "rel_tol": "1%"}\n',
+         r"bad\.jsonl:1: field 'rel_tol': expected a number in \[0, 1\), got '1%'"),
         (b'{"id": "a", "question": "q", "answer": "1"}\n{"id": "a", "question": "r", "answer": "2"}\n',
          r"item 1: field 'id': duplicate id 'a'"),
     ],

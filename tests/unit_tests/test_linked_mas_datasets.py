@@ -8,6 +8,7 @@ import pytest
 
 import reso.agents.defaults
 from reso.evals.datasets import DatasetError, list_datasets, load_dataset
+from reso.evals.datasets.problem import EXACT_REL_TOL
 
 NAMES = [f"{base}-{level}-{split}" for base in ("math-l5-mas", "gsm8k-l-mas")
          for level in ("easy", "medium", "hard") for split in ("train", "test")]
@@ -36,6 +37,7 @@ def test_splits_build_linked_items_sharing_no_question(shared_data: Path, monkey
     assert test[0].id == "math-l5-mas-easy-test-0"
     for problem in test:
         assert problem.meta["linked"] is True and problem.meta["complexity"] == 3
+        assert problem.rel_tol == EXACT_REL_TOL  # exact answers: graded exactly
         assert problem.meta["synth"]["split"] == "test" and problem.meta["synth"]["seed"] == 0
         assert len([step for step in problem.plan if step["depends_on"]]) >= 2
 

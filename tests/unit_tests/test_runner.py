@@ -4,12 +4,14 @@ training records, and the baselines' agent pinning."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from reso.evals.datasets import Problem
+from reso.evals.datasets.problem import DEFAULT_REL_TOL, EXACT_REL_TOL
 from reso.evals.methods import MethodError, parse_method
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
@@ -105,6 +107,22 @@ def test_train_mode_writes_labelled_crm_records(tmp_path):
     assert by_agent["calc"] == [1, 1, 1]
     # Models by name (`fake:strong` -> `strong`), as the CRM trained on these records keys its priors.
     assert {record["model"] for record in records} == {"strong", "weak", "calculator"}
+
+
+@pytest.mark.parametrize(("rel_tol", "graded_right"), [(DEFAULT_REL_TOL, True), (EXACT_REL_TOL, False)])
+def test_the_dataset_says_how_close_an_answer_must_be(tmp_path, rel_tol, graded_right):
+    # Part A's answer is 200; every agent answers 201 (0.5 % off), so the product is 603 for 600.
+    problem = dataclasses.replace(_problem(198), rel_tol=rel_tol)
+    team, _ = _team([problem], wrong_ids=[problem.id])
+    _run(tmp_path, [problem], mode="train", team=team)
+    row = _lines(tmp_path / "results.jsonl")[0]
+    assert (row["answer"], row["reference"]) == ("603", "600")
+    assert row["correct"] is graded_right
+    assert {step["id"]: step["correct"] for step in row["steps"]} == {"0": graded_right, "1": True,
+                                                                      "final": graded_right}
+    labels = {(r["question_id"], r["agent_id"]): r["label"] for r in _lines(tmp_path / "crm_records.jsonl")}
+    assert labels[("p198/0", "strong")] == labels[("p198/0", "weak")] == int(graded_right)
+    assert labels[("p198/1", "strong")] == 1
 
 
 def test_single_agent_baseline_pins_the_agent_and_the_exact_tool(tmp_path):
