@@ -69,7 +69,7 @@ class EvalConfig:
 
 def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
     """Every candidate of every subtask with a known reference, labelled right (1) or wrong (0)."""
-    references = problem.subtask_answers or {}
+    references = problem.step_references()
     records = []
     for step in result.steps:
         reference = references.get(step.id)
@@ -91,7 +91,7 @@ def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
 
 def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]:
     """The results.jsonl line of one item."""
-    references = problem.subtask_answers or {}
+    references = problem.step_references()
     row = {
         "id": problem.id,
         "reference": problem.answer,
@@ -207,7 +207,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                     stopped = stopped or reason
                     return
                 needs_truth = settings.mode == "train" or settings.scorer_sees_reference
-                references = dict(problem.subtask_answers or {}) if needs_truth else None
+                references = problem.step_references() if needs_truth else None
                 result = await solver.solve(problem, references)
                 if _cut_by_run_budget(result):
                     # Partial because the run ran out, not because of the item: leave it for a rerun.

@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from reso.evals.datasets.numeric import format_number, parse_number
-from reso.evals.datasets.problem import DEFAULT_REL_TOL, DatasetError, Problem
+from reso.evals.datasets.problem import DEFAULT_REL_TOL, FINAL_STEP_ID, DatasetError, Problem
 from reso.evals.datasets.records import Record, read_records
 from reso.evals.datasets.release_format import (
-    FINAL_STEP_ID,
     answer_refs,
     parse_plan,
     split_recorded,

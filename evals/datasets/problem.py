@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 # 1 % is the SciBench convention, kept for files that do not say: their final answers are products of
 # measured quantities, printed rounded. A composite of questions with exact answers (GSM8K's integers,
 # MATH's exact numbers) is graded exactly, up to the float printing of fractions.
+FINAL_STEP_ID = "final"
 DEFAULT_REL_TOL = 0.01
 EXACT_REL_TOL = 1e-6
 
@@ -39,3 +40,9 @@ class Problem:
     subtask_answers: dict[str, str] | None = None
     meta: dict = field(default_factory=dict)
     rel_tol: float = DEFAULT_REL_TOL
+
+    def step_references(self) -> dict[str, str]:
+        """Each step's ground truth by step id: the per-step answers when the item has them, else the final
+        answer for the step that answers the question (id "final": a plain question's only step, or a
+        plan's last), so training, the oracle and the per-step grading see it too."""
+        return dict(self.subtask_answers) if self.subtask_answers else {FINAL_STEP_ID: self.answer}

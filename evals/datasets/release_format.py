@@ -17,7 +17,6 @@ from reso.evals.datasets.numeric import parse_number
 
 PREAMBLE = "The following is a complex question composed of multiple sub-questions:\n\n"
 INTEGRATION_HEADER = "Please use the answers to the above questions to perform the following calculations:\n"
-FINAL_STEP_ID = "final"
 
 ANSWER_REF_RE = re.compile(r"Answer\[(\d+(?:\s*,\s*\d+)*)\]")
 # Sub-question pools mark their replaceable constant as "UNK(a constant)" (SciBench) or

@@ -144,6 +144,32 @@ def test_oracle_picks_a_right_candidate_when_any_is_right(tmp_path):
     assert summary["accuracy"] == 1.0
 
 
+def _plain_team(questions):
+    """A question without a plan or per-step answers is one step, id "final"; `right` answers it right,
+    `wrong` (asked first) does not."""
+    right = ScriptedAnswerer(answers={q.question: f"\\boxed{{{q.answer}}}" for q in questions}, calls=[])
+    wrong = ScriptedAnswerer(answers={q.question: "\\boxed{0}" for q in questions}, calls=[])
+    return scripted_team({"right": right, "wrong": wrong}, lambda subtask: ["wrong", "right"])
+
+
+def test_the_final_answer_is_the_reference_of_a_plain_questions_step(tmp_path):
+    questions = [Problem(id=f"q{i}", question=f"How many apples are in box {i}?", answer=str(i + 10))
+                 for i in range(3)]
+    summary = _run(tmp_path / "oracle", questions, method="oracle", team=_plain_team(questions))
+    assert summary["accuracy"] == 1.0
+    rows = _lines(tmp_path / "oracle" / "results.jsonl")
+    assert {(step["id"], step["agent"], step["correct"]) for row in rows for step in row["steps"]} == {
+        ("final", "right", True)}
+    team = _plain_team(questions)
+    _run(tmp_path / "train", questions, mode="train", team=team)
+    # Training learns the ground truth, not the CRM's guess (the fake CRM scores both answers 1).
+    assert sorted(team.selector.updates) == [("right", 1.0)] * 3 + [("wrong", 0.0)] * 3
+    labels = {(r["question_id"], r["agent_id"]): r["label"]
+              for r in _lines(tmp_path / "train" / "crm_records.jsonl")}
+    assert labels == {**{(f"q{i}/final", "right"): 1 for i in range(3)},
+                      **{(f"q{i}/final", "wrong"): 0 for i in range(3)}}
+
+
 def test_run_budget_stops_starting_items(tmp_path):
     problems = [_problem(i) for i in range(6)]
     summary = _run(tmp_path, problems, budget_usd=1e-9)
