@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The id of the step that answers the whole question (the release's integration step).
+FINAL_STEP_ID = "final"
 # How far a numeric answer may be from the reference and still count as right, relative to the reference.
 # 1 % is the SciBench convention, kept for files that do not say: their final answers are products of
 # measured quantities, printed rounded. A composite of questions with exact answers (GSM8K's integers,
 # MATH's exact numbers) is graded exactly, up to the float printing of fractions.
-FINAL_STEP_ID = "final"
 DEFAULT_REL_TOL = 0.01
 EXACT_REL_TOL = 1e-6
 
