@@ -16,7 +16,8 @@ fakes): `select` with an `exclude` set of agent ids that must not be returned, a
 To select by an LLM-written target expert profile instead of the raw subtask (the paper's way), pass
 `TargetProfileWriter(model).write(subtask)` from `reso.agents.selection.target_profile` to `select`.
 
-`RandomSelector` is the paper's random-selection ablation with the same interface.
+`RandomSelector` is the paper's random-selection ablation with the same interface, drawing from the same
+keyed streams (`SelectionStreams`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,27 @@ Variant = Literal["thompson", "kl-ucb", "moss", "normalized", "paper"]
 VARIANTS: tuple[Variant, ...] = ("thompson", "kl-ucb", "moss", "normalized", "paper")
 # Default exploration constant per variant (see `exploration_c`).
 _DEFAULT_C: dict[str, float] = {"thompson": 0.3, "kl-ucb": 1.0, "moss": 0.2, "normalized": 0.1, "paper": 0.3}
+
+
+class SelectionStreams:
+    """The random stream of each selection, keyed by the seed, the subtask text and how often that text was
+    selected before: sibling subtasks (and concurrent questions) select in a varying order, and one shared
+    stream would hand them different draws from run to run. Without a seed, one unseeded stream serves all."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.seed = seed
+        self.shared = np.random.default_rng(seed)
+        self._draws: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def for_subtask(self, subtask: str) -> np.random.Generator:
+        if self.seed is None:
+            return self.shared
+        key = zlib.crc32(subtask.encode("utf-8"))
+        with self._lock:
+            count = self._draws.get(key, 0)
+            self._draws[key] = count + 1
+        return np.random.default_rng([self.seed, key, count])
 
 
 @dataclass(frozen=True)
@@ -170,9 +192,8 @@ class UCBSelector:
             [a.cost_usd(cfg.prior_input_tokens, cfg.prior_output_tokens) for a in self.agents], dtype=np.float64
         )
         self.stats = StatsCache(dadb, ids)
-        self._rng = np.random.default_rng(cfg.seed)
-        self._draws: dict[int, int] = {}
-        self._draws_lock = threading.Lock()
+        self._streams = SelectionStreams(cfg.seed)
+        self._rng = self._streams.shared
 
     def select(
         self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
@@ -181,19 +202,7 @@ class UCBSelector:
         k = k or self.config.k
         query = self.embedder.embed([subtask])[0].reshape(1, -1)
         sims, positions = self.index.search_positions(query, self._m(k, exclude))
-        return self._rank(sims[0], positions[0], k, domain, exclude, self._rng_for(subtask))
-
-    def _rng_for(self, subtask: str) -> np.random.Generator:
-        """The random stream of one selection, keyed by the seed, the subtask text and how often that text
-        was selected before: sibling subtasks select in worker threads in a varying order, and one shared
-        stream would hand them different draws from run to run."""
-        if self.config.seed is None:
-            return self._rng
-        key = zlib.crc32(subtask.encode("utf-8"))
-        with self._draws_lock:
-            count = self._draws.get(key, 0)
-            self._draws[key] = count + 1
-        return np.random.default_rng([self.config.seed, key, count])
+        return self._rank(sims[0], positions[0], k, domain, exclude, self._streams.for_subtask(subtask))
 
     def select_many(
         self, subtasks: Sequence[str], k: int | None = None, *, domains: Sequence[str | None] | None = None
@@ -289,23 +298,14 @@ class RandomSelector:
         self.embedder = embedder
         self.config = config or SelectorConfig()
         self.index = index
-        self._rng = np.random.default_rng(self.config.seed)
+        self._streams = SelectionStreams(self.config.seed)
 
     def select(
         self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
     ) -> list[Candidate]:
-        """k distinct agents drawn uniformly (the subtask text and domain are ignored)."""
-        allowed = [i for i, agent in enumerate(self.agents) if agent.id not in exclude] if exclude else None
-        size = len(allowed) if allowed is not None else len(self.agents)
-        count = min(k or self.config.k, size)
-        if count == 0:
-            return []
-        draw = self._rng.choice(size, size=count, replace=False)
-        picks = [allowed[i] for i in draw] if allowed is not None else [int(i) for i in draw]
-        return [
-            Candidate(agent=self.agents[p], score=0.0, components={"random_rank": float(rank)})
-            for rank, p in enumerate(picks)
-        ]
+        """k distinct agents drawn uniformly, from the subtask's own stream (`SelectionStreams`), so a seeded
+        run draws alike whatever order its questions run in; the domain is ignored."""
+        return self._draw(self._streams.for_subtask(subtask), k, exclude)
 
     def select_many(
         self, subtasks: Sequence[str], k: int | None = None, *, domains: Sequence[str | None] | None = None
@@ -315,7 +315,22 @@ class RandomSelector:
     def select_vector(
         self, query: np.ndarray, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
     ) -> list[Candidate]:
-        return self.select("", k, domain=domain, exclude=exclude)
+        """k agents from the one seeded stream: a vector has no text to key a stream by (the routing
+        benchmark selects this way, one selection after another)."""
+        return self._draw(self._streams.shared, k, exclude)
+
+    def _draw(self, rng: np.random.Generator, k: int | None, exclude: Collection[str]) -> list[Candidate]:
+        allowed = [i for i, agent in enumerate(self.agents) if agent.id not in exclude] if exclude else None
+        size = len(allowed) if allowed is not None else len(self.agents)
+        count = min(k or self.config.k, size)
+        if count == 0:
+            return []
+        draw = rng.choice(size, size=count, replace=False)
+        picks = [allowed[i] for i in draw] if allowed is not None else [int(i) for i in draw]
+        return [
+            Candidate(agent=self.agents[p], score=0.0, components={"random_rank": float(rank)})
+            for rank, p in enumerate(picks)
+        ]
 
     def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *, domain: str | None = None) -> None:
         """Record the reward in the DADB too, so a random run still leaves statistics behind."""
