@@ -193,7 +193,6 @@ class UCBSelector:
         )
         self.stats = StatsCache(dadb, ids)
         self._streams = SelectionStreams(cfg.seed)
-        self._rng = self._streams.shared
 
     def select(
         self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
@@ -236,7 +235,7 @@ class UCBSelector:
         self, sims: np.ndarray, positions: np.ndarray, k: int, domain: str | None, exclude: Collection[str],
         rng: np.random.Generator | None = None,
     ) -> list[Candidate]:
-        rng = rng if rng is not None else self._rng
+        rng = rng if rng is not None else self._streams.shared
         keep = positions >= 0
         if exclude:
             banned = np.array([self._position[a] for a in exclude if a in self._position], dtype=np.int64)
