@@ -88,7 +88,7 @@ def _reliability(candidate: Candidate) -> float:
     seen rarely is not taken for a reliable one)."""
     components = candidate.components
     if "reputation" in components and "visits" in components:
-        visits = float(components["visits"])
+        visits = float(components.get("pooled_visits", components["visits"]))
         return record_reliability(float(components["reputation"]) * (visits + 1.0) - 1.0, visits)
     return float(components.get("posterior_mean", 0.5))
 

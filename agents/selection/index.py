@@ -99,6 +99,10 @@ class ProfileIndex:
     def __len__(self) -> int:
         return len(self.agent_ids)
 
+    def vectors(self) -> np.ndarray:
+        """Every stored (normalised) profile vector, in pool order."""
+        return self.faiss_index.reconstruct_n(0, self.faiss_index.ntotal)
+
     def search_positions(self, queries: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
         """Batched search returning arrays: cosines `(Q, m')` and pool positions `(Q, m')`, best first.
 

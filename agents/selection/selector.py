@@ -1,10 +1,12 @@
 """The two-stage agent selector: FAISS retrieval of M agents, then a bandit score on those M, top k returned.
 
 Coarse stage, per subtask: embed the subtask text (batched, cached by text), take the `top_m` agents whose
-profiles are most similar (`ProfileIndex`), score them with the configured variant of
-`reso.agents.selection.scoring` (Thompson sampling by default, KL-UCB or the UCB formulas) using statistics from
-the DADB (mirrored in memory by `StatsCache`), and return the `k` best as `Candidate`s carrying every
-score component. Ties are broken by a tiny seeded random draw; Thompson draws come from the same seeded
+profiles are most similar (`ProfileIndex`), every agent that shares a profile with one of them included
+(`ProfileGroups`: models × roles share a role's profile, and a tie is never broken by position in the pool),
+score them with the configured variant of `reso.agents.selection.scoring` (Thompson sampling by default,
+KL-UCB or the UCB formulas) using statistics from the DADB (mirrored in memory by `StatsCache`), each
+agent's record pooled with its model's in other roles and domains (`ModelPooling`), and return the `k` best
+as `Candidate`s carrying every score component. Ties are broken by a tiny seeded random draw; Thompson draws come from the same seeded
 generator, one stream per selection keyed by the subtask text and how often it was selected before, so
 concurrent selections draw alike whatever order they run in. The engine's fine stage
 (`reso.graphs.fine_stage`) runs those candidates and keeps the best-scored answer; `update` feeds each
@@ -35,6 +37,8 @@ from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
 from reso.agents.selection.embeddings import Embedder
 from reso.agents.selection.index import ProfileIndex, index_path_for_db, profile_index_for_pool
+from reso.agents.selection.pooled_stats import ModelPooling
+from reso.agents.selection.profile_groups import ProfileGroups
 from reso.agents.selection.scoring import score_components
 from reso.agents.selection.stats_cache import StatsCache
 
@@ -131,6 +135,16 @@ class SelectorConfig:
         "Score with (agent, domain) statistics. A subtask without a domain label takes the domain of its most "
         "similar agent profile, so a tool agent's record on calculations does not vouch for it on word "
         "problems; updates go to the same (agent, domain) row (and to the agent's overall row)."))
+    whole_profiles: bool = field(default=True, metadata=_doc(
+        "Retrieve every agent that shares a profile vector with a top-M hit (`ProfileGroups`), so agents "
+        "that tie are never cut by their order in the pool; False: the plain top M (kept for comparison)."))
+    role_weight: float | None = field(default=None, metadata=_doc(
+        "Weight of the agent's model's record in its other roles, pooled into its own "
+        "(`reso.agents.selection.pooled_stats`): 1 shares everything, 0 nothing. Default: 1 for every variant "
+        "but 'paper' (0: the release learns each agent apart)."))
+    domain_prior: float | None = field(default=None, metadata=_doc(
+        "At most this many pseudo-visits from the model's record in other domains seed its record in a "
+        "domain. Default: 2 for every variant but 'paper' (0)."))
     cost_ref_usd: float = field(default=0.0, metadata=_doc(
         "Absolute cost per call that earns the full penalty when the candidates are all cheaper; 0: relative."))
     prior_input_tokens: int = field(default=1000, metadata=_doc(
@@ -144,9 +158,16 @@ class SelectorConfig:
             self.exploration_c = _DEFAULT_C[self.variant]
         if self.per_domain is None:
             self.per_domain = self.variant != "paper"
+        if self.role_weight is None:
+            self.role_weight = 0.0 if self.variant == "paper" else 1.0
+        if self.domain_prior is None:
+            self.domain_prior = 0.0 if self.variant == "paper" else 2.0
+        if not 0 <= self.role_weight <= 1:
+            raise ValueError(f"role_weight must be in [0, 1], got {self.role_weight}")
         if self.top_m < 1 or self.k < 1:
             raise ValueError(f"top_m and k must be >= 1, got top_m={self.top_m}, k={self.k}")
-        for name in ("cost_weight", "exploration_c", "cost_ref_usd", "prior_input_tokens", "prior_output_tokens"):
+        for name in ("cost_weight", "exploration_c", "cost_ref_usd", "prior_input_tokens", "prior_output_tokens",
+                     "domain_prior"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
@@ -193,6 +214,9 @@ class UCBSelector:
         )
         self.stats = StatsCache(dadb, ids)
         self._streams = SelectionStreams(cfg.seed)
+        self.groups = ProfileGroups.of_vectors(index.vectors())
+        self.pooling = ModelPooling([agent.model.spec for agent in self.agents],
+                                    float(cfg.role_weight or 0.0), float(cfg.domain_prior or 0.0))
 
     def select(
         self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
@@ -236,22 +260,20 @@ class UCBSelector:
         rng: np.random.Generator | None = None,
     ) -> list[Candidate]:
         rng = rng if rng is not None else self._streams.shared
-        keep = positions >= 0
-        if exclude:
-            banned = np.array([self._position[a] for a in exclude if a in self._position], dtype=np.int64)
-            keep &= ~np.isin(positions, banned)
-        m = max(self.config.top_m, k)
-        sims, positions = sims[keep][:m], positions[keep][:m]
+        sims, positions = self._retrieved(sims, positions, max(self.config.top_m, k), exclude)
         if positions.size == 0:
             return []
         if self.config.per_domain and domain is None:
             domain = self.agents[positions[int(np.argmax(sims))]].domain
         domain = domain if self.config.per_domain else None
         table = self.stats.table(domain)
+        record = self.pooling.record(positions, table, self.stats.table(None) if domain is not None else None)
         parts = score_components(
-            sims, table.visits[positions], table.reward_sum[positions], table.cost_sum[positions],
+            sims, record.visits, record.reward_sum, record.cost_sum,
             self._prior_cost[positions], table.total_visits, self.config, rng,
         )
+        # `visits` stays the agent's own record in the domain; the score read the pooled one.
+        parts["pooled_visits"], parts["visits"] = parts["visits"], table.visits[positions].astype(np.float64)
         jitter = rng.random(positions.size)
         ranked = np.lexsort((jitter, -parts["score"]))
         order = self._diverse(ranked, positions, k) if self.config.distinct_models else ranked[:k]
@@ -264,6 +286,23 @@ class UCBSelector:
             )
             for i in order
         ]
+
+    def _retrieved(self, sims: np.ndarray, positions: np.ndarray, m: int,
+                   exclude: Collection[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The retrieved agents, none excluded: the top m, or, where agents share a profile, every agent of
+        each profile among the hits (`ProfileGroups`), so a tie is never broken by position in the pool."""
+        banned = np.array([self._position[a] for a in exclude if a in self._position], dtype=np.int64)
+        keep = positions >= 0
+        if banned.size:
+            keep &= ~np.isin(positions, banned)
+        sims, positions = sims[keep], positions[keep]
+        if not (self.groups.shared and self.config.whole_profiles):
+            return sims[:m], positions[:m]
+        sims, positions = self.groups.expand(sims, positions, m)
+        if not banned.size:
+            return sims, positions
+        keep = ~np.isin(positions, banned)
+        return sims[keep], positions[keep]
 
     def _diverse(self, ranked: np.ndarray, positions: np.ndarray, k: int) -> list[int]:
         """The best k of `ranked`, taking at most one agent per base model until every model is used."""

@@ -88,6 +88,9 @@ def routing_command(
                               "per-seed rows (overrides --seed)."),
     plot: str = typer.Option("", help="Save cumulative-regret curves to this PNG."),
     agents: int = typer.Option(63, min=2, help="Agents drawn when no --probs file is given."),
+    roles: int = typer.Option(1, min=1, help="Shared profiles: the agents are agents/roles models in this many "
+                              "roles, a role's agents share one profile vector, skills are hidden from the "
+                              "profiles, and retrieval asks for the default top M (1: every agent its own model)."),
     low: float = typer.Option(0.05, min=0.0, max=1.0, help="Lowest drawn success probability."),
     high: float = typer.Option(0.95, min=0.0, max=1.0, help="Highest drawn success probability."),
     spreads: str = typer.Option("", help="Several success-rate spreads in one run, e.g. '0.05-0.95,0.2-0.7,0-0.7' "
@@ -110,13 +113,13 @@ def routing_command(
             if source is not None:
                 raise ValueError("--spreads draws the agents; it cannot be combined with --probs")
             spread_list = STANDARD_SPREADS if spreads.strip() == "standard" else _parse_spreads(spreads)
-            report = run_spreads(spread_list, _parse_seeds(seeds or str(seed)), subtasks, agents, c)
+            report = run_spreads(spread_list, _parse_seeds(seeds or str(seed)), subtasks, agents, c, roles)
         elif seeds:
             report = run_seeds(_parse_seeds(seeds), source, subtasks, picture, low=low, high=high,
-                               agents=agents, exploration_c=c)
+                               agents=agents, exploration_c=c, roles=roles)
         else:
             report = run_bench(source, subtasks, seed, picture, low=low, high=high, agents=agents,
-                               exploration_c=c)
+                               exploration_c=c, roles=roles)
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None

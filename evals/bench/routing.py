@@ -47,15 +47,35 @@ DEFAULT_LOW, DEFAULT_HIGH = 0.05, 0.95
 STANDARD_SPREADS: tuple[tuple[float, float], ...] = ((0.05, 0.95), (0.2, 0.7), (0.0, 0.7))
 TARGET_SHARE = 0.25
 _REWARD_STREAM, _POLICY_STREAM = 1, 2
+# The default variant's ablations on shared-profile pools: records kept per agent and domain only, and the
+# top-M search that breaks a tie by the agents' order in the index (the coarse stage before either).
+UNPOOLED, PLAIN_TOP_M = "default, unpooled", "default, plain top-M, unpooled"
 
 
 @dataclass(frozen=True)
 class Arms:
-    """Success probabilities: rows are agents, columns are domains (one column `None` without domains)."""
+    """Success probabilities: rows are agents, columns are domains (one column `None` without domains).
+
+    `roles` > 1 marks a shared-profile pool (`shared_profile_arms`): the agents are models × roles, model-major,
+    each role's agents share one profile vector, and domain d's subtasks match role d's profile."""
 
     agent_ids: list[str]
     domains: list[str | None]
     probabilities: np.ndarray
+    roles: int = 1
+
+
+def shared_profile_arms(models: int, roles: int, seed: int = 0, low: float = DEFAULT_LOW,
+                        high: float = DEFAULT_HIGH) -> Arms:
+    """`models` models in `roles` roles: each model's success probability is drawn uniformly in [low, high]
+    and is the same in every role and domain, so the profiles (one per role) say nothing about skill; a
+    subtask of domain d matches role d's profile, and only the DADB's record tells the models apart."""
+    if roles < 2:
+        raise ValueError(f"a shared-profile pool needs at least two roles, got {roles}")
+    skill = default_arms(models, seed, low, high).probabilities[:, 0]
+    probabilities = np.repeat(np.repeat(skill[:, None], roles, axis=0), roles, axis=1)
+    ids = [f"model-{m:04d}/role-{r}" for m in range(models) for r in range(roles)]
+    return Arms(ids, [f"role-{r}" for r in range(roles)], probabilities, roles)
 
 
 def default_arms(count: int = DEFAULT_AGENTS, seed: int = 0, low: float = DEFAULT_LOW,
@@ -142,17 +162,31 @@ def default_policy() -> str:
     return SelectorConfig().variant
 
 
+def _queries(arms: Arms) -> np.ndarray:
+    """The query vector of each domain's subtasks: its role's profile (shared profiles), else one vector
+    every profile equals."""
+    if arms.roles > 1:
+        return np.eye(arms.roles, dtype=np.float32)
+    return np.ones((len(arms.domains), 2), dtype=np.float32)
+
+
 def _selectors(arms: Arms, seed: int, exploration_c: float | None = None,
                only: Sequence[str] | None = None) -> dict[str, Any]:
-    pool = synthetic_pool(len(arms.agent_ids), price_in=0.0, price_out=0.0)
+    pool = synthetic_pool(len(arms.agent_ids), price_in=0.0, price_out=0.0, roles=arms.roles)
     ids = pool.ids
-    # Every profile vector equals the query: similarity says nothing, the statistics decide.
-    index = ProfileIndex.build(ids, np.ones((len(ids), 2), dtype=np.float32))
+    if arms.roles > 1:
+        # Each role's agents share its profile; retrieval asks for the default top M, fewer than a role holds.
+        index = ProfileIndex.build(ids, np.tile(_queries(arms), (len(ids) // arms.roles, 1)))
+        top_m = SelectorConfig().top_m
+    else:
+        # Every profile vector equals the query: similarity says nothing, the statistics decide.
+        index = ProfileIndex.build(ids, np.ones((len(ids), 2), dtype=np.float32))
+        top_m = len(ids)
     per_domain = arms.domains != [None]
     embedder = HashEmbedder(8)
 
     def selector(**overrides: Any) -> UCBSelector:
-        config = SelectorConfig(top_m=len(ids), k=1, seed=seed, per_domain=per_domain, **overrides)
+        config = SelectorConfig(top_m=top_m, k=1, seed=seed, per_domain=per_domain, **overrides)
         return UCBSelector(pool, DADB(), embedder, config, index=index)
 
     tuned = {} if exploration_c is None else {"exploration_c": exploration_c}
@@ -161,6 +195,10 @@ def _selectors(arms: Arms, seed: int, exploration_c: float | None = None,
         "greedy": lambda: selector(variant="normalized", exploration_c=0.0),
         "random": lambda: RandomSelector(pool, DADB(), embedder, SelectorConfig(k=1, seed=seed)),
     }
+    if arms.roles > 1:  # what each half of the shared-profile design adds, on the default variant
+        alone = {"role_weight": 0.0, "domain_prior": 0.0}
+        makers[UNPOOLED] = lambda: selector(**tuned, **alone)
+        makers[PLAIN_TOP_M] = lambda: selector(**tuned, **alone, whole_profiles=False)
     unknown = sorted(set(only or ()) - set(makers))
     if unknown:
         raise ValueError(f"unknown policy(ies) {unknown}; choose from {', '.join(makers)}")
@@ -183,7 +221,7 @@ def simulate(arms: Arms, subtasks: int = 2000, seed: int = 0, exploration_c: flo
     stream = rng.integers(0, n_domains, size=subtasks)
     draws = rng.random((subtasks, n_agents))
     best = arms.probabilities.max(axis=0)
-    query = np.ones(2, dtype=np.float32)
+    queries = _queries(arms)
     policies: dict[str, Any] = {}
     curves: dict[str, list[float]] = {}
     selectors = _selectors(arms, _policy_seed(seed), exploration_c, only)
@@ -193,7 +231,7 @@ def simulate(arms: Arms, subtasks: int = 2000, seed: int = 0, exploration_c: flo
         best_picks = 0
         for t, d in enumerate(stream):
             domain = arms.domains[d]
-            chosen = selector.select_vector(query, 1, domain=domain)[0].agent.id
+            chosen = selector.select_vector(queries[d], 1, domain=domain)[0].agent.id
             a = position[chosen]
             p = arms.probabilities[a, d]
             regret[t] = best[d] - p
@@ -235,11 +273,21 @@ def _exploration(exploration_c: float | None) -> dict[str, float]:
                       float(SelectorConfig(variant=variant).exploration_c or 0.0)) for variant in VARIANTS}
 
 
+def draw_arms(agents: int, seed: int, low: float, high: float, roles: int = 1) -> Arms:
+    """`agents` agents drawn in [low, high]: one model each, or (roles > 1) agents / roles models in `roles`
+    shared-profile roles."""
+    if roles <= 1:
+        return default_arms(agents, seed, low, high)
+    if agents % roles:
+        raise ValueError(f"{agents} agents do not split into {roles} roles")
+    return shared_profile_arms(agents // roles, roles, seed, low, high)
+
+
 def run_bench(probs: Path | None = None, subtasks: int = 2000, seed: int = 0, plot: Path | None = None,
               low: float = DEFAULT_LOW, high: float = DEFAULT_HIGH, agents: int = DEFAULT_AGENTS,
-              exploration_c: float | None = None) -> dict[str, Any]:
+              exploration_c: float | None = None, roles: int = 1) -> dict[str, Any]:
     """Load or draw the agents, simulate, optionally plot; returns the JSON-ready report."""
-    arms = load_arms(probs) if probs is not None else default_arms(agents, seed, low, high)
+    arms = load_arms(probs) if probs is not None else draw_arms(agents, seed, low, high, roles)
     outcome = simulate(arms, subtasks, seed, exploration_c)
     if plot is not None:
         save_plot(outcome["curves"], plot, f"routing over {len(arms.agent_ids)} simulated agents")
@@ -249,6 +297,7 @@ def run_bench(probs: Path | None = None, subtasks: int = 2000, seed: int = 0, pl
         "benchmark": "routing",
         "subtasks": subtasks,
         "agents": len(arms.agent_ids),
+        "roles": arms.roles,
         "domains": [d for d in arms.domains if d is not None],
         "source": str(probs) if probs is not None else f"uniform[{low}, {high}] seed {seed}",
         "seed": seed,
@@ -265,7 +314,7 @@ def run_bench(probs: Path | None = None, subtasks: int = 2000, seed: int = 0, pl
 
 def run_seeds(seeds: Sequence[int], probs: Path | None = None, subtasks: int = 2000, plot: Path | None = None,
               low: float = DEFAULT_LOW, high: float = DEFAULT_HIGH, agents: int = DEFAULT_AGENTS,
-              exploration_c: float | None = None) -> dict[str, Any]:
+              exploration_c: float | None = None, roles: int = 1) -> dict[str, Any]:
     """`run_bench` for several seeds (new probabilities per seed when drawn); means, worst cases, per-seed rows.
 
     The plot, when asked for, shows the first seed. `target_met_seeds[policy]` counts the seeds on which
@@ -274,7 +323,7 @@ def run_seeds(seeds: Sequence[int], probs: Path | None = None, subtasks: int = 2
     if not seeds:
         raise ValueError("give at least one seed")
     runs = [run_bench(probs, subtasks, seed, plot if i == 0 else None, low=low, high=high, agents=agents,
-                      exploration_c=exploration_c) for i, seed in enumerate(seeds)]
+                      exploration_c=exploration_c, roles=roles) for i, seed in enumerate(seeds)]
     policies: dict[str, dict[str, float | None]] = {}
     met: dict[str, int] = {}
     for name in runs[0]["policies"]:
@@ -293,6 +342,7 @@ def run_seeds(seeds: Sequence[int], probs: Path | None = None, subtasks: int = 2
         "benchmark": "routing",
         "subtasks": subtasks,
         "agents": runs[0]["agents"],
+        "roles": runs[0]["roles"],
         "domains": runs[0]["domains"],
         "source": str(probs) if probs is not None else f"uniform[{low}, {high}], drawn per seed",
         "seeds": list(seeds),
@@ -307,15 +357,15 @@ def run_seeds(seeds: Sequence[int], probs: Path | None = None, subtasks: int = 2
 
 
 def run_spreads(spreads: Sequence[tuple[float, float]], seeds: Sequence[int], subtasks: int = 2000,
-                agents: int = DEFAULT_AGENTS, exploration_c: float | None = None) -> dict[str, Any]:
+                agents: int = DEFAULT_AGENTS, exploration_c: float | None = None, roles: int = 1) -> dict[str, Any]:
     """`run_seeds` for several success-rate spreads [low, high] in one report, policies side by side.
 
     `summary[policy]` lists, per spread, the mean and worst-seed regret as a share of random's.
     """
     if not spreads:
         raise ValueError("give at least one spread")
-    rows = [run_seeds(seeds, None, subtasks, None, low=low, high=high, agents=agents, exploration_c=exploration_c)
-            for low, high in spreads]
+    rows = [run_seeds(seeds, None, subtasks, None, low=low, high=high, agents=agents, exploration_c=exploration_c,
+                      roles=roles) for low, high in spreads]
     default = rows[0]["default_policy"]
     summary = {
         name: [{"spread": f"U[{low}, {high}]", "mean": row["policies"][name]["regret_vs_random"],
@@ -328,6 +378,7 @@ def run_spreads(spreads: Sequence[tuple[float, float]], seeds: Sequence[int], su
         "benchmark": "routing",
         "subtasks": subtasks,
         "agents": agents,
+        "roles": roles,
         "seeds": list(seeds),
         "default_policy": default,
         "exploration_c": rows[0]["exploration_c"],

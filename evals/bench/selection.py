@@ -44,13 +44,22 @@ DEFAULT_SIZES = (63, 1000, 10_000, 100_000)
 QUERY_NOISE = 0.8
 
 
-def synthetic_pool(size: int, *, price_in: float = 0.15, price_out: float = 0.6) -> Pool:
-    """N placeholder agents sharing one model spec; only ids and prices matter to the selector."""
-    model = ModelSpec(spec="openai:bench-model", price_in=price_in, price_out=price_out)
+def synthetic_pool(size: int, *, price_in: float = 0.15, price_out: float = 0.6, roles: int = 1) -> Pool:
+    """N placeholder agents; only ids, models and prices matter to the selector. With `roles` R > 1 they are
+    N / R models in R roles each (ids `model-M/role-R`, model-major), else N agents on N models."""
+    if roles < 1 or size % roles:
+        raise ValueError(f"{size} agents do not split into {roles} roles")
+    model = ModelSpec(spec="openai:bench-model-0", price_in=price_in, price_out=price_out)
     template = Agent(id="agent-0", model=model, role="bench", profile="synthetic agent", system_prompt="-",
                      price_in=price_in, price_out=price_out)
     # model_copy skips validation, which would otherwise dominate building a 100k-agent pool.
-    return Pool([template.model_copy(update={"id": f"agent-{i:06d}"}) for i in range(size)], name=f"bench-{size}")
+    models = [model.model_copy(update={"spec": f"openai:bench-model-{m}"}) for m in range(size // roles)]
+    if roles == 1:
+        agents = [template.model_copy(update={"id": f"agent-{i:06d}", "model": models[i]}) for i in range(size)]
+    else:
+        agents = [template.model_copy(update={"id": f"model-{m:04d}/role-{r}", "model": models[m], "role": f"role-{r}"})
+                  for m in range(size // roles) for r in range(roles)]
+    return Pool(agents, name=f"bench-{size}")
 
 
 def random_unit_vectors(count: int, dim: int, rng: np.random.Generator) -> np.ndarray:

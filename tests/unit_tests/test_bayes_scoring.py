@@ -123,7 +123,7 @@ def test_thompson_score_applies_the_cost_penalty_and_the_similarity_gate(tiny_db
     prior_a, prior_b = (1000 * 10.0 + 500 * 20.0) / 1e6, (1000 * 1.0 + 500 * 2.0) / 1e6
     cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
     a, b = exploit["a"], exploit["b"]
-    assert set(a) == set(BAYES_COMPONENTS) and set(normalized["a"]) == set(COMPONENTS)
+    assert set(a) == {*BAYES_COMPONENTS, "pooled_visits"} and set(normalized["a"]) == {*COMPONENTS, "pooled_visits"}
     assert a["cost_penalty"] == pytest.approx(1.0) and b["cost_penalty"] == pytest.approx(cost_b / cost_a)
     assert {k: v["cost_penalty"] for k, v in exploit.items()} == pytest.approx(
         {k: v["cost_penalty"] for k, v in normalized.items()})

@@ -48,7 +48,7 @@ def test_before_any_visit_the_mean_is_the_prior_s_and_the_belief_is_optimistic(e
     parts = _by_id(vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], variant="moss",
                                    exploration_c=exploration_c, k=2), [1.0, 0])
     for row in parts.values():
-        assert set(row) == set(BAYES_COMPONENTS)
+        assert set(row) == {*BAYES_COMPONENTS, "pooled_visits"}
         assert row["visits"] == 0 and row["posterior_mean"] == row["reputation"] == 0.5
         assert row["belief"] == 1.0 and row["exploration"] == pytest.approx(2.0 * (1.0 - 0.5) / 2)
 
@@ -133,9 +133,10 @@ def test_ties_are_broken_by_the_seeded_jitter_reproducibly() -> None:
 
 
 def test_fractional_rewards_go_to_the_agent_s_row_for_the_domain() -> None:
-    # The engine feeds rewards in [0, 1] per (agent, domain): the index reads that row's mean, not the
-    # agent's record on other domains.
-    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], DADB(), k=2, seed=0, variant="moss")
+    # The engine feeds rewards in [0, 1] per (agent, domain): without a prior from other domains
+    # (domain_prior 0), the index reads that row's mean, not the agent's record on other domains.
+    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], DADB(), k=2, seed=0, variant="moss",
+                               domain_prior=0.0)
     for reward in (0.25, 0.75, 0.5):
         selector.update("a", reward, 0.001, 10, domain="geometry")
     selector.update("b", 0.9, 0.001, 10, domain="geometry")
