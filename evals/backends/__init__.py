@@ -1,7 +1,8 @@
 """Where an evaluation's questions are answered: the `Backend` protocol and `InProcess`, this process
 (`base.py`), and Ray workers spread over a cluster (`ray_backend.py` starting `ray_worker.py`'s actors,
 which share a run budget and rate limits through `ray_shared.py`; `ray_cluster.py` starts a local
-cluster of several nodes for `reso bench scale` and the tests). `open_backend` picks one by name.
+cluster of several nodes for `reso bench scale` and the tests, and `ray_auth.py` gives what is started here
+a token of its own). `open_backend` picks one by name.
 
 Public names are imported on first use, so importing the package loads neither the engine nor Ray.
 """

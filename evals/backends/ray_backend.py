@@ -20,6 +20,11 @@ exactly-once learning are the single-process ones. What the workers share:
 - each model's `requests_per_second`, one bucket for the cluster (`RateLimits`). `params.max_concurrency`
   stays per worker process: an endpoint may see up to `workers` times that many calls at once.
 
+A local instance has an authentication token of its own, in this process's environment while it runs
+(`ray_auth.py`); a cluster given by `address` takes the token Ray finds as its documentation says
+(`RAY_AUTH_MODE=token` with `RAY_AUTH_TOKEN`, `RAY_AUTH_TOKEN_PATH` or `~/.ray/auth_token`), and a refused
+token is named in the error.
+
 A worker process that dies is restarted (up to `MAX_RESTARTS` times) and the questions it was answering
 are sent again; it had applied nothing, so nothing is learned twice. A driver killed mid-run resumes from
 `results.jsonl` and the DADB like any run. Ray is an optional dependency (`pip install
@@ -29,6 +34,7 @@ are sent again; it had applied nothing, so nothing is learned twice. A driver ki
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import os
@@ -39,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from reso.agents.dadb.url import is_postgres_url, redact
 from reso.evals.backends.base import BackendError, BackendSetupError
+from reso.evals.backends.ray_auth import MODE_VAR, TOKEN_PATH_VAR, TOKEN_VAR, new_token, use_token
 from reso.evals.backends.ray_shared import RateLimits, SpendLedger
 from reso.evals.backends.ray_worker import SolveWorker, TeamFactory, WorkerSpec
 from reso.graphs.context import RunContext
@@ -89,6 +96,7 @@ class RayBackend:
         self.worker_cpus = worker_cpus
         self.runs: list[WorkerRun] = []
         self._owns_ray = False
+        self._token = contextlib.ExitStack()
 
     def __enter__(self) -> RayBackend:
         try:
@@ -106,10 +114,16 @@ class RayBackend:
                         "num_cpus": max(os.cpu_count() or 1, math.ceil(self.workers * self.worker_cpus))}
         else:
             options["address"] = self.address
+        # A local instance gets a token of its own (`ray_auth.py`), so that Ray writes none to ~/.ray.
+        self._token = contextlib.ExitStack()
+        self._token.enter_context(use_token(new_token() if self.address is None else None))
         try:
             ray.init(**options)
-        except (ConnectionError, RuntimeError, ValueError) as error:
-            raise BackendSetupError(f"--address {self.address}: cannot join a Ray cluster there: {_first_line(error)}") from None
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as error:
+            self._token.close()
+            where = ("cannot start a local Ray instance" if self.address is None
+                     else f"--address {self.address}: cannot join a Ray cluster there")
+            raise BackendSetupError(f"{where}: {_join_error(error)}") from None
         self._owns_ray = True
         return self
 
@@ -119,6 +133,7 @@ class RayBackend:
 
             ray.shutdown()
             self._owns_ray = False
+            self._token.close()
 
     def solver(self, config: EvalConfig, context: RunContext) -> RaySolver:
         return RaySolver(self, config, context)
@@ -262,6 +277,17 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
     except OSError as error:
         raise BackendSetupError(f"--address {address}: no Ray cluster answers there ({error.strerror or error}); "
                                 "start one with `ray start --head`") from None
+
+
+def _join_error(error: BaseException) -> str:
+    """Why joining failed, in one line; for a refused token (Ray names it only in the error's cause), what to set."""
+    chain: list[BaseException] = [error]
+    while (cause := chain[-1].__cause__ or chain[-1].__context__) is not None and cause not in chain:
+        chain.append(cause)
+    if any("Authentication token is missing or incorrect" in str(link) for link in chain):
+        return (f"{_first_line(error)}: the cluster refused this driver's token (set {MODE_VAR}=token and the "
+                f"cluster's token in {TOKEN_VAR}, {TOKEN_PATH_VAR} or ~/.ray/auth_token, as on its nodes)")
+    return _first_line(error)
 
 
 def _first_line(error: BaseException) -> str:

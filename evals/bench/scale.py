@@ -15,6 +15,7 @@ one worker)`, so 1.0 means workers add throughput without loss.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import math
@@ -116,10 +117,15 @@ def run_bench(*, workers: Sequence[int] = (1, 2, 4), questions: int = 128, laten
         raise ValueError(f"k must be at least 2 so that a fake agent answers every step, got {k}")
     import ray
 
+    from reso.evals.backends.ray_auth import use_token
     from reso.evals.backends.ray_cluster import start_local_cluster, wait_for_nodes
 
-    cluster = None if address else start_local_cluster(nodes, cpus_per_node=math.ceil(max(workers) / nodes))
-    try:
+    with contextlib.ExitStack() as stack:
+        # Unwound last first: the driver disconnects, then gives the cluster's token back, then the nodes stop.
+        cluster = None if address else stack.enter_context(
+            start_local_cluster(nodes, cpus_per_node=math.ceil(max(workers) / nodes)))
+        stack.enter_context(use_token(cluster.token if cluster is not None else None))
+        stack.callback(ray.shutdown)
         ray.init(address=cluster.address if cluster is not None else address, log_to_driver=False,
                  logging_level=logging.WARNING)
         wait_for_nodes(ray, 1 if address else nodes)
@@ -128,10 +134,6 @@ def run_bench(*, workers: Sequence[int] = (1, 2, 4), questions: int = 128, laten
             rows = [_one_run(count, questions=questions, latency_s=latency_ms / 1000, concurrency=concurrency,
                              agents=agents, k=k, seed=seed, out=Path(folder) / f"workers-{count}")
                     for count in workers]
-    finally:
-        ray.shutdown()
-        if cluster is not None:
-            cluster.stop()
     single = rows[0]["items_per_s"] / rows[0]["workers"]
     for row in rows:
         row["efficiency"] = row["items_per_s"] / (row["workers"] * single)

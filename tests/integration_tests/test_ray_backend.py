@@ -6,6 +6,11 @@ when its command is run again.
 
 The workers' teams are `reso bench scale`'s fake agents of fixed latency (`LatencyTeam`), learning into the
 DADB the settings name.
+
+Token authentication is on for every cluster here, with the cluster's own token, while HOME holds a stray
+`~/.ray/auth_token` (a temporary HOME: what one local `ray.init()` leaves behind, which used to make the
+second node refused): `reso bench scale` and the two-node cluster work, a driver without the cluster's token
+is refused with the cause named, and `reso eval --backend ray` without `--address` writes no token file.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]')")
 
 from reso.agents.dadb.open import open_dadb
+from reso.evals.backends.ray_auth import MODE_VAR, TOKEN_PATH_VAR, TOKEN_VAR, new_token, use_token
 from reso.evals.backends.ray_backend import RayBackend
 from reso.evals.backends.ray_cluster import LocalCluster, start_local_cluster, wait_for_nodes
 from reso.evals.bench.eval import CALCULATOR, bench_problems
@@ -42,16 +48,80 @@ NODES = 2
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    """A two-node Ray cluster on this machine, this test process connected to it."""
-    local = start_local_cluster(NODES, cpus_per_node=2)
-    try:
-        ray.init(address=local.address, log_to_driver=False, logging_level=logging.WARNING)
-        wait_for_nodes(ray, NODES)
-        yield local
-    finally:
-        ray.shutdown()
-        local.stop()
+def stray_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """HOME, for this module, is a temporary folder whose `.ray/auth_token` holds a token no cluster here uses."""
+    home = tmp_path_factory.mktemp("home")
+    (home / ".ray").mkdir()
+    (home / ".ray" / "auth_token").write_text(new_token(), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        for name in (MODE_VAR, TOKEN_VAR, TOKEN_PATH_VAR):
+            patch.delenv(name, raising=False)
+        yield home
+
+
+@pytest.fixture(scope="module")
+def cluster(stray_home: Path) -> Iterator[LocalCluster]:
+    """A two-node Ray cluster on this machine, this test process connected to it with the cluster's token (so
+    the drivers it starts have it too)."""
+    with start_local_cluster(NODES, cpus_per_node=2) as local, use_token(local.token):
+        try:
+            ray.init(address=local.address, log_to_driver=False, logging_level=logging.WARNING)
+            wait_for_nodes(ray, NODES)
+            yield local
+        finally:
+            ray.shutdown()
+
+
+def test_reso_bench_scale_runs_beside_a_stray_token_file(stray_home: Path) -> None:
+    """The issue's failure: with ~/.ray/auth_token present, the second node was refused. First in the module,
+    so that no other cluster runs beside this one."""
+    stray = (stray_home / ".ray" / "auth_token").read_text(encoding="utf-8")
+    command = [RESO, "bench", "scale", "--workers", "1,2", "--questions", "8", "--latency-ms", "50",
+               "--concurrency", "2", "--json"]
+    finished = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    report = json.loads(finished.stdout[finished.stdout.index("{"):])
+    assert report["nodes"] == NODES
+    assert [row["workers"] for row in report["rows"]] == [1, 2]
+    assert [row["failed_items"] for row in report["rows"]] == [0, 0]
+    assert (stray_home / ".ray" / "auth_token").read_text(encoding="utf-8") == stray  # untouched
+
+
+def test_a_local_instance_uses_a_token_of_its_own_and_writes_none(tmp_path: Path) -> None:
+    """`reso eval --backend ray` without `--address`, in a HOME with no token: Ray would write one to
+    ~/.ray/auth_token (the file that broke the cluster); with a token of its own nothing is written there."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {name: value for name, value in _env().items() if name not in (MODE_VAR, TOKEN_VAR, TOKEN_PATH_VAR)}
+    command = [RESO, "eval", "--dataset", DATASET, "--limit", "2", "--out", str(tmp_path / "run"), "--quiet",
+               "--embedder", "hash:64", "--backend", "ray", "--workers", "1"]
+    finished = subprocess.run(command, cwd=ROOT, env=env | {"HOME": str(home)}, capture_output=True, text=True,
+                              timeout=300)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert json.loads(finished.stdout)["n"] == 2
+    assert not (home / ".ray" / "auth_token").exists()
+
+
+def test_a_driver_without_the_clusters_token_is_refused_with_the_cause_named(cluster: LocalCluster,
+                                                                             tmp_path: Path) -> None:
+    """Token authentication is on: a driver holding another token (the stray file) is refused in one line that
+    says what to set, and the cluster's token is in no output."""
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text('{"id": "a", "question": "What is 2+2?", "answer": "4"}\n', encoding="utf-8")
+    env = {name: value for name, value in _env().items() if name not in (TOKEN_VAR, TOKEN_PATH_VAR)}
+    command = [RESO, "eval", "--dataset", str(dataset), "--out", str(tmp_path / "run"), "--quiet",
+               "--embedder", "hash:64", "--backend", "ray", "--address", cluster.address]
+    finished = subprocess.run(command, cwd=ROOT, env=env | {MODE_VAR: "token"}, capture_output=True, text=True,
+                              timeout=180)
+    assert finished.returncode == 2
+    line = finished.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: --address {cluster.address}: cannot join a Ray cluster there: Failed to "
+                           "connect to Ray cluster at ")  # at the head's address as Ray resolved it
+    assert line.endswith(f": the cluster refused this driver's token (set {MODE_VAR}=token and the cluster's "
+                         f"token in {TOKEN_VAR}, {TOKEN_PATH_VAR} or ~/.ray/auth_token, as on its nodes)")
+    assert cluster.token not in finished.stdout + finished.stderr
+    assert not (tmp_path / "run" / "results.jsonl").exists()
 
 
 def _config(out: Path, settings: Any, team: Any, concurrency: int, **budget: Any) -> EvalConfig:
