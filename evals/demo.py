@@ -23,7 +23,8 @@ Per benchmark:
 
 Worlds: `many` (default) replays real answers of a dozen models to linked MATH level-5 and GSM8K
 composites; `two-model` is the earlier GPT-4 + Mixtral GSM8K-MAS job. Nothing calls an API; `--pool`
-points the same job at real endpoints.
+points the same job at real endpoints. A user's own recordings (`DemoConfig.recorded`,
+`reso.evals.recorded_benchmark`) replace the world's benchmarks with composites of their own files.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from reso.agents.pool import Pool
 from reso.evals.backends.base import Backend
 from reso.evals.datasets import load_dataset
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
+from reso.evals.recorded_benchmark import RecordedBenchmark
 from reso.evals.reports.report import write_run_report, write_sweep_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
@@ -59,6 +61,11 @@ class Benchmark:
     title: str
     pool: str = ""
     """The world's default pool (a packaged file name or a path); empty: the embedded two-model pool."""
+    datasets: tuple[str, str] | None = None
+    """The (train, test) datasets, names or files; None: the registered `<stem>-<level>-train|test`."""
+
+    def splits(self, level: str) -> tuple[str, str]:
+        return self.datasets or (f"{self.stem}-{level}-train", f"{self.stem}-{level}-test")
 
 
 WORLDS: dict[str, tuple[Benchmark, ...]] = {
@@ -119,6 +126,8 @@ class DemoConfig:
     """The CRM fitted on the training split and used by every ReSo test run: one of `CRMS`."""
     backend: Backend | None = None
     """Where the questions are answered (`reso.evals.backends.base`); None: in this process."""
+    recorded: RecordedBenchmark | None = None
+    """The user's own question files instead of the world's benchmarks (`reso.evals.recorded_benchmark`)."""
 
 
 def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
@@ -273,12 +282,16 @@ def fit_general_crm(config: DemoConfig, pool: Pool, out: Path, log: Log) -> str 
     from reso.reward.records import split_by_question
     from reso.reward.small_crm import SmallCRM, is_small_crm_dir
 
-    answers = split_by_question(recorded_answers(pool), training_side(config))
+    if config.recorded is not None:  # the answers to the questions of the training side's own files
+        texts = config.recorded.question_texts(training_side(config))
+        answers = [r for r in recorded_answers(pool) if " ".join(r.instruction.split()) in texts]
+    else:
+        answers = split_by_question(recorded_answers(pool), training_side(config))
     if not answers:
         return None
     models = sorted({r.model or "" for r in answers})
-    fingerprint = {"models": models, "answers": len(answers),
-                   "side": training_side(config), "seed": config.seed}
+    fingerprint = {"models": models, "answers": len(answers), "side": training_side(config), "seed": config.seed,
+                   "files": list(config.recorded.sources()) if config.recorded is not None else None}
     stamp = out / "trained_on.json"
     if not (is_small_crm_dir(out) and stamp.exists() and json.loads(stamp.read_text()) == fingerprint):
         log(f"training the small CRM on {len(answers)} recorded answers of {len(models)} models "
@@ -329,7 +342,7 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print,
     """
     out = config.out / benchmark.stem
     base = ReSoSettings(pool=world_pool(config, benchmark), seed=config.seed, db=str(out / "dadb.sqlite"))
-    train_set, test_set = f"{benchmark.stem}-{config.level}-train", f"{benchmark.stem}-{config.level}-test"
+    train_set, test_set = benchmark.splits(config.level)
     if config.swap_split:
         train_set, test_set = test_set, train_set
     train_settings = base.replace(mode="train", scorer=config.training_scorer, k=config.training_k,
@@ -393,14 +406,28 @@ def general_crm_in_background(config: DemoConfig) -> Iterator[Callable[[], objec
         yield pending.get
 
 
+def benchmarks_of(config: DemoConfig) -> tuple[Benchmark, ...]:
+    """The benchmarks the job runs: the world's, or the user's own files' composites (built into the output
+    folder, after checking that no question is on both sides)."""
+    recorded = config.recorded
+    if recorded is None:
+        return WORLDS[config.world]
+    if not config.pool:
+        raise ValueError("a job on your own question files needs --pool: the models that answer them")
+    recorded.check_disjoint()
+    datasets = recorded.write_datasets(config.out / recorded.name / "datasets", config.level)
+    return (Benchmark(recorded.name, recorded.name, datasets=datasets),)
+
+
 def run_demo(config: DemoConfig, log: Log = print) -> dict[str, list[dict[str, Any]]]:
     """Run the whole job: test summaries by benchmark stem."""
     if config.world not in WORLDS:
         raise ValueError(f"unknown world {config.world!r}; choose one of {', '.join(WORLDS)}")
     if config.crm not in CRMS:
         raise ValueError(f"unknown CRM {config.crm!r}; choose one of {', '.join(CRMS)}")
+    benchmarks = benchmarks_of(config)
     with general_crm_in_background(config) as crm_ready:
-        return {b.stem: run_benchmark(config, b, log, crm_ready) for b in WORLDS[config.world]}
+        return {b.stem: run_benchmark(config, b, log, crm_ready) for b in benchmarks}
 
 
 def _within(best: dict[str, Any], others: Sequence[dict[str, Any]], points: float) -> dict[str, Any]:

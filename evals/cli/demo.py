@@ -38,6 +38,16 @@ def demo_command(
     address: Annotated[Optional[str], typer.Option(
         help="--backend ray: the Ray cluster to join; default: a local Ray instance.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="--backend ray: workers per run.")] = 2,
+    train_questions: Annotated[Optional[str], typer.Option(
+        help="Your own recordings: F1[,F2…], files in the vendored format (id, question, answer, responses, "
+             "correct) whose questions make the training composites; needs --test-questions, --pool and "
+             "--benchmark.")] = None,
+    test_questions: Annotated[Optional[str], typer.Option(
+        help="F3[,F4…]: the files whose questions make the test composites (none may be a training question).")] = None,
+    benchmark: Annotated[Optional[str], typer.Option(
+        help="The name of your benchmark (its folder under --out and its table's title).")] = None,
+    train_n: Annotated[int, typer.Option(min=1, help="Training composites of your own files.")] = 200,
+    test_n: Annotated[int, typer.Option(min=1, help="Test composites of your own files.")] = 100,
 ) -> None:
     """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
     from rich.console import Console
@@ -52,29 +62,33 @@ def demo_command(
         fail(f"--crm must be one of {', '.join(CRMS)}, got {crm!r}")
     if backend not in ("local", "ray") or (address is not None and backend != "ray"):
         fail("--backend must be local or ray (--address goes with ray)")
+    recorded = _recorded(benchmark, train_questions, test_questions, pool, train_n, test_n)
     if pool or prices:
         pool = _check_pool(pool or _world_pool(world), prices, out)
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
-                        train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm)
+                        train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm,
+                        recorded=recorded)
     from reso.evals.backends.base import BackendError, BackendSetupError, open_backend
+    from reso.evals.datasets.problem import DatasetError
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     try:
         with open_backend(backend, address=address, workers=workers) as runner:
             by_benchmark = run_demo(dataclasses.replace(config, backend=runner),
                                     log=lambda line: console.print(f"[dim]{line}[/dim]"))
-    except (ResultsBusyError, ResultsFormatError, BackendSetupError) as error:  # e.g. a folder of other settings
-        fail(str(error))
+    except (ResultsBusyError, ResultsFormatError, BackendSetupError, DatasetError) as error:
+        fail(str(error))  # e.g. a folder of other settings, or question files that share a question
     except BackendError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from None
     tables = {stem: comparison_rows(out / stem, summaries) for stem, summaries in by_benchmark.items()}
     path = write_comparison(out, tables)
     if json_output:
-        typer.echo(json.dumps({"world": world, "level": level, "tables": tables, "comparison": str(path)}))
+        typer.echo(json.dumps({"world": "recorded" if recorded else world, "level": level, "tables": tables,
+                               "comparison": str(path)}))
         return
-    titles = {b.stem: b.title for b in WORLDS[world]}
+    titles = {recorded.name: recorded.name} if recorded else {b.stem: b.title for b in WORLDS[world]}
     for stem, rows in tables.items():
         Console(width=max(Console().width, 132)).print(_table(f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)", rows))
         typer.echo(f"report: {out / stem / 'report.md'}  (per-run reports in {out / stem}/*/report.html)")
@@ -97,6 +111,26 @@ def _table(title: str, rows: list[dict]) -> Any:
         table.add_row(row["method"], str(row["n"]), f"{row['accuracy']:.1%} [{low:.1%}, {high:.1%}]", versus,
                       f"{row['cost_usd']:.3f}", ratio)
     return table
+
+
+def _recorded(name: str | None, train: str | None, test: str | None, pool: str | None, train_n: int,
+              test_n: int) -> Any:
+    """The user's own benchmark from the options (None when none of them is given); one line and exit code 2
+    when they are incomplete or a file is missing."""
+    from reso.evals.recorded_benchmark import RecordedBenchmark
+
+    if name is None and train is None and test is None:
+        return None
+    if not (name and train and test and pool):
+        fail("your own recordings need --train-questions, --test-questions, --benchmark and --pool together")
+    try:
+        recorded = RecordedBenchmark.of(name, train, test, train_n, test_n)
+    except ValueError as error:
+        fail(str(error))
+    missing = [str(p) for p in (*recorded.train_files, *recorded.test_files) if not p.is_file()]
+    if missing:
+        fail(f"{missing[0]}: question file not found")
+    return recorded
 
 
 def _world_pool(world: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -128,6 +129,29 @@ def read_questions(path: str | Path) -> QuestionFile:
     return QuestionFile(path, len(records), questions, dict(skipped))
 
 
+def read_question_files(paths: Sequence[str | Path]) -> QuestionFile:
+    """The usable questions of several files as one source (in file order, a question repeated in a later
+    file skipped and counted like a repeat within one); its path is the first file's."""
+    if not paths:
+        raise ValueError("give at least one file of questions")
+    files = [read_questions(path) for path in paths]
+    if len(files) == 1:
+        return files[0]
+    seen: set[str] = set()
+    questions: list[SourceQuestion] = []
+    skipped: Counter[str] = Counter()
+    for source in files:
+        skipped.update(source.skipped)
+        for question in source.questions:
+            key = " ".join(question.text.split())
+            if key in seen:
+                skipped["repeated questions"] += 1
+            else:
+                seen.add(key)
+                questions.append(question)
+    return QuestionFile(files[0].path, sum(f.records for f in files), questions, dict(skipped))
+
+
 def side_of(questions: list[SourceQuestion], split: Split, test_fraction: float = 0.2) -> list[SourceQuestion]:
     """The questions of one side of the split by question text (`all`: every question)."""
     if split not in SPLITS:
@@ -139,16 +163,16 @@ def side_of(questions: list[SourceQuestion], split: Split, test_fraction: float 
     return [question for question in questions if split_of(question.text, test_fraction) == split]
 
 
-def build_linked_mas(path: str | Path, size: int, n: int, seed: int, split: Split = "all",
+def build_linked_mas(path: str | Path | Sequence[str | Path], size: int, n: int, seed: int, split: Split = "all",
                      test_fraction: float = 0.2, *, id_prefix: str | None = None) -> LinkedBuild:
-    """n linked composites of `size` questions each, drawn from one side of a file of questions.
+    """n linked composites of `size` questions each, drawn from one side of a file (or files) of questions.
 
     Every node but the DAG's root has parents, so it needs a question with a constant to link; the root is
     drawn from all the side's questions. Both draws deal from reshuffled decks, so questions are used
     about equally often.
 
     Args:
-        path: The file of questions (see `read_questions`).
+        path: The file of questions (see `read_questions`), or several read as one (`read_question_files`).
         size: Questions per item (3 / 5 / 7 for Easy / Medium / Hard).
         n: Number of items.
         seed: Seed of the draw; the same arguments give the same items.
@@ -164,7 +188,7 @@ def build_linked_mas(path: str | Path, size: int, n: int, seed: int, split: Spli
         raise ValueError(f"n must be >= 0, got {n}")
     if size < 1:
         raise ValueError(f"size must be >= 1, got {size}")
-    source = read_questions(path)
+    source = read_question_files([path] if isinstance(path, str | Path) else path)
     pool = side_of(source.questions, split, test_fraction)
     linkable = [index for index, question in enumerate(pool) if question.constant is not None]
     where = f"{source.path} ({split} side)"
