@@ -1,5 +1,6 @@
-"""Shared test fixtures: where the read-only shared data lives, and skips when it is absent; the DADB's
-backends (SQLite, and PostgreSQL on a throwaway server started once per session)."""
+"""Shared test fixtures: where the read-only shared data lives; the DADB's backends (SQLite, and PostgreSQL
+on a throwaway server started once per session). Where the shared data or the server is missing, the tests
+that need them skip, and fail under CI (`tests/resources.py`)."""
 
 from __future__ import annotations
 
@@ -10,25 +11,27 @@ import pytest
 
 from reso.agents.dadb.base import AgentDatabase, Mode
 from tests.postgres_server import PostgresServer, server_bindir, start_server, unavailable_reason
+from tests.resources import require_module, unavailable
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The project's read-only shared data folder (`../shared/data`); skips the test when absent."""
+    """The project's read-only shared data folder (`../shared/data`); `unavailable` when absent."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+        unavailable(f"shared data folder not found at {SHARED_DATA}")
     return SHARED_DATA
 
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
-    """A throwaway PostgreSQL server for the whole session (unix socket only); skips where none is installed."""
-    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[postgres]')")
+    """A throwaway PostgreSQL server for the whole session (unix socket only); `unavailable` where none is
+    installed."""
+    require_module("psycopg", "psycopg is not installed (pip install -e '.[postgres]')")
     reason = unavailable_reason()
     if reason is not None:
-        pytest.skip(reason)
+        unavailable(reason)
     server = start_server(server_bindir())
     try:
         yield server

@@ -1,7 +1,8 @@
 """report.html in a real browser: a tiny scripted evaluation's page opened in headless Chromium shows the
 accuracy, an item's chosen agent and the DAG's step nodes, and renders to a screenshot that is not blank.
 
-Needs a Chromium binary (Debian's `chromium` package; `.ci/run` installs it); skips when there is none.
+Needs a Chromium binary (Debian's `chromium` package; `.ci/run` installs it); skips when there is none, and
+fails so under CI (`tests/resources.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from reso.evals.reports.report import write_run_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
+from tests.resources import unavailable
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
@@ -30,7 +32,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage
 def browser() -> str:
     found = next((path for name in BROWSERS if (path := shutil.which(name))), None)
     if found is None:
-        pytest.skip("no Chromium binary on PATH (apt-get install chromium)")
+        unavailable("no Chromium binary on PATH (apt-get install chromium)")
     return found
 
 
