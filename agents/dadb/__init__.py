@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:
-    from reso.agents.dadb.base import AgentDatabase, DADBError
+    from reso.agents.dadb.base import AgentDatabase, DADBError, DADBMissingError
     from reso.agents.dadb.open import DB_URL_ENV, open_dadb
     from reso.agents.dadb.postgres import PostgresDADB
     from reso.agents.dadb.sqlite import DADB
@@ -27,6 +27,7 @@ __all__ = [
     "AgentStats",
     "DADB",
     "DADBError",
+    "DADBMissingError",
     "DB_URL_ENV",
     "PostgresDADB",
     "is_postgres_url",
@@ -38,7 +39,7 @@ __all__ = [
 # Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
 # dependencies.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
-    "base": ["AgentDatabase", "DADBError"],
+    "base": ["AgentDatabase", "DADBError", "DADBMissingError"],
     "open": ["DB_URL_ENV", "open_dadb"],
     "postgres": ["PostgresDADB"],
     "sqlite": ["DADB"],

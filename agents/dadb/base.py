@@ -34,6 +34,15 @@ class DADBError(ValueError):
     """The DADB cannot be opened or used (not a DADB, another shape, an unreachable server); names it."""
 
 
+class DADBMissingError(DADBError):
+    """No DADB where a test-mode run looks for one (a missing file, a database without the DADB's tables):
+    only a training run creates a DADB, so a test run never reads an empty one made from a mistyped name."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(f"{location}: no DADB there; a test run only reads one that a training run made: check "
+                         f"the name, or train one first with reso eval --mode train --db {location}")
+
+
 def check_domain(domain: str | None) -> str:
     """The stored domain label: '' for None (the global row), else the non-empty label itself."""
     if domain is None:

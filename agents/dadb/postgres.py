@@ -29,6 +29,7 @@ from reso.agents.dadb.base import (
     FIELDS,
     AgentDatabase,
     DADBError,
+    DADBMissingError,
     Mode,
     Row,
     Update,
@@ -98,11 +99,13 @@ def _scalar(cursor: psycopg.Cursor[Any]) -> Any:
 
 
 class PostgresDADB(AgentDatabase):
-    """Agent statistics in a PostgreSQL database named by a `postgresql://` URL."""
+    """Agent statistics in a PostgreSQL database named by a `postgresql://` URL. With `create=False` the DADB's
+    tables must be there already (else `DADBMissingError`): none are created."""
 
     def __init__(self, url: str, mode: Mode = "train", *, retry_s: float = 30.0,
-                 connect_timeout_s: int = 10) -> None:
+                 connect_timeout_s: int = 10, create: bool = True) -> None:
         super().__init__(mode)
+        self._create = create
         if not is_postgres_url(url):
             raise ValueError(f"not a PostgreSQL URL (postgresql://...): {redact_url(url)!r}")
         self.location = redact_url(url)
@@ -115,7 +118,11 @@ class PostgresDADB(AgentDatabase):
         self._own_bumps = 0
         self._closed = False
         # Opening fails fast (a wrong URL or password is not worth waiting for); later calls retry.
-        self._run(self._create_schema, idempotent=True, retry_s=0.0)
+        try:
+            self._run(self._create_schema, idempotent=True, retry_s=0.0)
+        except DADBMissingError:
+            self.close()
+            raise
 
     # -- connection and retries ---------------------------------------------------------------------
     def _error(self, what: str, error: BaseException) -> DADBError:
@@ -161,6 +168,8 @@ class PostgresDADB(AgentDatabase):
 
     def _create_schema(self, connection: psycopg.Connection) -> None:
         if not _scalar(connection.execute(_HAS_SCHEMA)):
+            if not self._create:  # a database without the DADB's tables holds no DADB
+                raise DADBMissingError(self.location)
             connection.execute(_SCHEMA_LOCK)
             for statement in _SCHEMA:
                 connection.execute(statement)

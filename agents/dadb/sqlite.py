@@ -37,6 +37,7 @@ from reso.agents.dadb.base import (
     FIELDS,
     AgentDatabase,
     DADBError,
+    DADBMissingError,
     Mode,
     Update,
     check_domain,
@@ -95,20 +96,28 @@ def _close_open_dadbs() -> None:
 
 
 class DADB(AgentDatabase):
-    """Agent statistics in SQLite (a file in WAL mode, or in memory when `path` is None)."""
+    """Agent statistics in SQLite (a file in WAL mode, or in memory when `path` is None). With `create=False`
+    only a file that exists is opened (else `DADBMissingError`): neither the file nor its folders are made."""
 
-    def __init__(self, path: str | Path | None = None, mode: Mode = "train", *, busy_timeout_s: float = 60.0):
+    def __init__(self, path: str | Path | None = None, mode: Mode = "train", *, busy_timeout_s: float = 60.0,
+                 create: bool = True):
         super().__init__(mode)
         self.path = Path(path) if path is not None else None
         self._lock = threading.RLock()
         self._writes = 0
         self._closed = False
         if self.path is not None:
+            if not create and not self.path.exists():
+                raise DADBMissingError(str(self.path))
             self.path.parent.mkdir(parents=True, exist_ok=True)
         target = str(self.path) if self.path is not None else ":memory:"
         try:
-            self._conn = sqlite3.connect(target, timeout=busy_timeout_s, isolation_level=None,
-                                         check_same_thread=False)
+            if self.path is not None and not create:  # read-write, never create (a file removed meanwhile)
+                self._conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True,
+                                             timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+            else:
+                self._conn = sqlite3.connect(target, timeout=busy_timeout_s, isolation_level=None,
+                                             check_same_thread=False)
         except sqlite3.Error as error:  # a folder, no permission
             raise DADBError(f"{target}: cannot open as a DADB: {error}") from None
         try:

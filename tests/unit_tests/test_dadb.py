@@ -1,4 +1,5 @@
-"""DADB: exact counts under concurrent processes, WAL, frozen test mode, per-domain rows, JSON round trip.
+"""DADB: exact counts under concurrent processes, WAL, frozen test mode (which never creates a DADB),
+per-domain rows, JSON round trip.
 
 Every guarantee is checked on both implementations (`dadb_store`: SQLite, then PostgreSQL on the session's
 throwaway server); the write-ahead-log checks are SQLite's own.
@@ -11,6 +12,7 @@ import multiprocessing as mp
 
 import pytest
 
+from reso.agents.dadb.base import DADBMissingError
 from reso.agents.dadb.open import open_dadb
 from reso.agents.dadb.sqlite import DADB, AgentStats
 
@@ -69,6 +71,29 @@ def test_test_mode_is_frozen(dadb_store) -> None:
     assert live.mode == "test" and not live.record("b", 1.0, 0.0, 1) and live.total_visits() == 0
 
 
+def test_only_training_creates_a_dadb(dadb_store, tmp_path) -> None:
+    target = dadb_store.target("typo")
+    with pytest.raises(DADBMissingError) as refused:
+        dadb_store.open("typo", mode="test")
+    assert str(refused.value).startswith(f"{target}: no DADB there; a test run only reads one that a training run "
+                                         f"made: check the name, or train one first with reso eval --mode train")
+    assert list(tmp_path.iterdir()) == [], "a refused test run creates no file"
+    with pytest.raises(DADBMissingError):  # nor a table: the database still holds no DADB
+        dadb_store.open("typo", mode="test")
+    with dadb_store.open("typo") as trained:
+        trained.record("a", 1.0, 0.0, 1)
+    with dadb_store.open("typo", mode="test") as frozen:
+        assert frozen.total_visits() == 1
+
+
+def test_a_test_run_never_creates_the_folders_of_a_missing_dadb(tmp_path) -> None:
+    missing = tmp_path / "runs" / "demo" / "dadb.sqlit"
+    with pytest.raises(DADBMissingError, match="dadb.sqlit: no DADB there"):
+        open_dadb(str(missing), mode="test")
+    assert list(tmp_path.iterdir()) == []
+    assert open_dadb(None, mode="test").total_visits() == 0, "the in-memory default stays as it is"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [(("a", float("nan"), 0.0, 1), "finite"), (("a", 1.0, -1.0, 1), "cost_usd"), (("a", 1.0, 0.0, -2), "tokens"),
@@ -87,7 +112,8 @@ def test_export_import_round_trips_exactly(tmp_path, dadb_store) -> None:
     source.record("x", 0.7, 1e-7, 3)
     source.record("y", 1 / 3, 0.3, 11)
     source.export_json(tmp_path / "dump.json")
-    target = dadb_store.open(mode="test")
+    dadb_store.open("b").close()  # only training creates a DADB; loading one is allowed in test mode
+    target = dadb_store.open("b", mode="test")
     assert target.import_json(tmp_path / "dump.json") == 3
     assert target.all_stats() == source.all_stats()
     target.export_json(tmp_path / "again.json")

@@ -22,9 +22,9 @@ def test_open_dadb_picks_the_implementation_by_scheme(tmp_path, postgres_url) ->
     on_file = open_dadb(str(tmp_path / "d.sqlite"))
     assert isinstance(on_file, DADB) and on_file.path == tmp_path / "d.sqlite"
     assert isinstance(open_dadb(None), DADB) and open_dadb("").path is None
+    short = open_dadb(postgres_url.replace("postgresql://", "postgres://", 1))
     on_server = open_dadb(postgres_url, mode="test")
     assert isinstance(on_server, PostgresDADB) and on_server.mode == "test" and on_server.path is None
-    short = open_dadb(postgres_url.replace("postgresql://", "postgres://", 1))
     short.record("a", 1.0, 0.0, 1)
     assert on_server.total_visits() == 1, "both schemes name the same database"
 
