@@ -17,12 +17,14 @@ import dataclasses
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from reso.graphs.checkpointer import checkpoint_key, checkpoint_location, open_checkpointer
 from reso.graphs.context import RunContext
+from reso.graphs.dadb_notice import UntrainedDADBWarning, untrained_dadb
 from reso.graphs.learning import LearnOnce, result_updates
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
@@ -78,7 +80,12 @@ class ReSo:
         """The context every question of this instance runs in, made ready once (its team built off the
         event loop when none was given)."""
         if self._context is None:
+            built_here = self._given.team is None
             context = await self._given.ready()
+            if built_here:  # a team handed in is its owner's to vouch for (the CLI says so itself)
+                notice = await asyncio.to_thread(untrained_dadb, context.settings, context.require_team().dadb)
+                if notice is not None:  # shown once per process, as warnings are
+                    warnings.warn(notice.message, UntrainedDADBWarning, stacklevel=1)
             if self.checkpoint_path is not None and context.learn_once is None:
                 learn_once = LearnOnce.for_selector(context.require_team().selector, self.settings)
                 context = dataclasses.replace(context, learn_once=learn_once)

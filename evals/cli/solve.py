@@ -170,7 +170,8 @@ def solve(
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask.")] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
     db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
-        "DADB (agent reputations): a SQLite file or a postgresql:// URL; default $RESO_DB_URL."))] = None,
+        "DADB (agent reputations): a SQLite file or a postgresql:// URL that a training run made; default "
+        "$RESO_DB_URL, else none (in memory: nothing learned)."))] = None,
     checkpoint: Annotated[Optional[str], typer.Option(envvar="RESO_CHECKPOINT_URL", show_envvar=False, help=(
         "Save the run under its thread, to resume it: a SQLite file or a postgresql:// URL; "
         "default $RESO_CHECKPOINT_URL."))] = None,
@@ -183,6 +184,7 @@ def solve(
 ) -> None:
     """Answer QUESTION with a self-organising team of agents."""
     from reso.evals.cli.progress import progress_console, run_with_progress, stage
+    from reso.graphs.dadb_notice import untrained_dadb
 
     console = progress_console(quiet=json_output)
     checkpoint = checkpoint or None  # an empty $RESO_CHECKPOINT_URL is no store
@@ -202,6 +204,7 @@ def solve(
             if checkpoint is not None and thread is not None:
                 saved = _saved_run(run, checkpoint, thread)
                 text = _question_to_run(text, saved, checkpoint, thread)
+            notice = untrained_dadb(run.settings, run.require_team().dadb)
     except ValueError as error:  # every configuration error of the layers below is a ValueError
         fail(_first_line(error), 2)
     assert text is not None
@@ -211,6 +214,8 @@ def solve(
     if saved is not None and saved.ended:  # answered before: its saved result, without asking anyone again
         result = saved.result
     else:
+        if notice is not None:
+            typer.echo(notice.line, err=True)
         result = run_with_progress(text, run, console=console, checkpoint=checkpoint, thread_id=thread,
                                    plan=saved.result.plan if saved is not None else None)
     if json_output:
