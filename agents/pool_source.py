@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,46 @@ def _default_dest() -> Path:
     return Path(tempfile.gettempdir()) / f"reso-pools-{user}"
 
 
+@dataclass(frozen=True)
+class PoolFile:
+    """The pool YAML a run reads: `path`, and for a pool written out (`plan_pool_file`) its `text` and the
+    `pool` as it loads from there, so a run can check everything before it writes the file (`write`)."""
+
+    path: str
+    text: str | None = None
+    pool: Pool | None = None
+
+    def write(self) -> str:
+        """Write the file when it is one to write (idempotent: named by content); returns its path."""
+        if self.text is None:
+            return self.path
+        target = Path(self.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Written aside and renamed: concurrent runs of the same pool write the same bytes to the same name.
+        scratch = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        scratch.write_text(self.text, encoding="utf-8")
+        os.replace(scratch, target)
+        return str(target)
+
+
+def plan_pool_file(pool: str | None, prices: Path | None, dest_dir: Path | None = None) -> PoolFile:
+    """The pool file `pool_file_for` would return, validated but not yet written.
+
+    Raises:
+        PoolError: An invalid pool, replay target or price list, or a model with no price.
+    """
+    if prices is None and not (pool and pool.startswith(REPLAY_PREFIX)):
+        return PoolFile(pool or "")
+    document, source = pool_document(pool, prices)
+    pool_from_dict(document, source)
+    if source is not None:
+        document = _absolute(document, source)
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    folder = dest_dir or _default_dest()
+    target = folder / f"pool-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:10]}.yaml"
+    return PoolFile(str(target), text, pool_from_dict(yaml.safe_load(text), target.resolve()))
+
+
 def pool_file_for(pool: str | None, prices: Path | None, dest_dir: Path | None = None) -> str:
     """A pool YAML path for `--pool` and `--prices` ("" for the default pool without a price list).
 
@@ -82,18 +123,4 @@ def pool_file_for(pool: str | None, prices: Path | None, dest_dir: Path | None =
     Raises:
         PoolError: An invalid pool, replay target or price list, or a model with no price.
     """
-    if prices is None and not (pool and pool.startswith(REPLAY_PREFIX)):
-        return pool or ""
-    document, source = pool_document(pool, prices)
-    pool_from_dict(document, source)
-    if source is not None:
-        document = _absolute(document, source)
-    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
-    folder = dest_dir or _default_dest()
-    target = folder / f"pool-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:10]}.yaml"
-    folder.mkdir(parents=True, exist_ok=True)
-    # Written aside and renamed: concurrent runs of the same pool write the same bytes to the same name.
-    scratch = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    scratch.write_text(text, encoding="utf-8")
-    os.replace(scratch, target)
-    return str(target)
+    return plan_pool_file(pool, prices, dest_dir).write()

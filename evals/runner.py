@@ -177,13 +177,20 @@ def _cut_by_run_budget(result: Result) -> bool:
 
 
 async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
-                   progress: ProgressCallback | None = None, backend: Backend | None = None) -> dict[str, Any]:
+                   progress: ProgressCallback | None = None, backend: Backend | None = None,
+                   on_start: Callable[[], None] | None = None) -> dict[str, Any]:
     """Run `config.method` on `problems` (skipping those already in the results file); returns the summary.
     `backend` answers the questions (default: this process; `reso.evals.backends`); this process alone
-    writes the results and applies the learning."""
-    config.out.mkdir(parents=True, exist_ok=True)
+    writes the results and applies the learning. `on_start` is called once nothing refuses the run (the
+    method checked against the team, the results folder claimed), before any item runs.
+
+    Raises:
+        MethodError: The method cannot run with this team (vote:K on a DADB without records); nothing written.
+        ResultsBusyError, ResultsFormatError: The results folder is another run's, or in use.
+    """
     settings = config.settings.replace(**config.method.overrides)
     adapted = config.method.adapt(team, seed=settings.seed)
+    config.out.mkdir(parents=True, exist_ok=True)
     learn_once = LearnOnce.for_selector(adapted.selector, settings)
     run = run_id(config.out)
     started = time.monotonic()
@@ -191,6 +198,8 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
     provenance = Provenance.of_run(method=config.method.name, dataset=config.dataset, settings=settings,
                                    pool=team.pool, problems=problems, out=config.out)
     with ResultsFile(config.out / "results.jsonl", provenance=provenance) as results:
+        if on_start is not None:
+            on_start()
         if learn_once is not None:
             await asyncio.to_thread(reconcile, learn_once, run, list(results.rows()))
         todo = [p for p in problems if p.id not in results.done]

@@ -77,40 +77,55 @@ _TEAMS: dict[ReSoSettings, Team] = {}
 _TEAMS_LOCK = threading.Lock()
 
 
-def build_team(settings: ReSoSettings) -> Team:
-    """Load the pool and build models, selector, scorer and DADB for `settings` (not cached)."""
+def settings_pool(settings: ReSoSettings) -> Pool:
+    """The pool `settings.pool` names, loaded (the embedded default pool when it names none)."""
+    from reso.agents.defaults import default_pool_path
+
+    return load_pool(Path(settings.pool) if settings.pool else default_pool_path())
+
+
+def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
+    """Load the pool (unless given: the pool `settings.pool` names, loaded already) and build models,
+    selector, scorer and DADB for `settings` (not cached).
+
+    Everything that checks the settings runs before the DADB is opened: opening one in training mode
+    creates it (and the selector saves its profile index beside it), so a team refused for another reason
+    leaves no DADB behind. In test mode a DADB that does not exist is refused (`open_dadb`).
+    """
     from reso.agents.adapters.invoke import models_for_pool
     from reso.agents.adapters.loader import load_chat_model
     from reso.agents.dadb.open import open_dadb
-    from reso.agents.defaults import default_pool_path
     from reso.agents.selection.embeddings import load_embedder
     from reso.agents.selection.selector import RandomSelector, SelectorConfig, UCBSelector
     from reso.reward.registry import build_scorer
 
-    pool = load_pool(Path(settings.pool) if settings.pool else default_pool_path())
-    dadb = open_dadb(settings.db or None, mode=settings.mode)
-    if settings.selection == "random":
-        selector: Selector = RandomSelector(pool, dadb, config=SelectorConfig(k=settings.k, seed=settings.seed))
-    else:
-        # A frozen DADB learns nothing from exploring, so test mode exploits unless told otherwise.
-        exploit = settings.mode == "test" and not settings.explore_when_frozen
-        config = SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.ucb_variant,
-                                cost_weight=settings.cost_weight, seed=settings.seed,
-                                exploration_c=0.0 if exploit else settings.exploration)
-        selector = UCBSelector(pool, dadb, load_embedder(settings.embedder), config)
+    if pool is None:
+        pool = settings_pool(settings)
+    # A frozen DADB learns nothing from exploring, so test mode exploits unless told otherwise.
+    exploit = settings.mode == "test" and not settings.explore_when_frozen
+    config = (SelectorConfig(k=settings.k, seed=settings.seed) if settings.selection == "random" else
+              SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.ucb_variant,
+                             cost_weight=settings.cost_weight, seed=settings.seed,
+                             exploration_c=0.0 if exploit else settings.exploration))
+    embedder = load_embedder(settings.embedder) if settings.selection != "random" else None
+    models = models_for_pool(pool)
+    scorer = build_scorer(settings.scorer)
     planner_model = None
     if settings.planner_model:
         from reso.agents.profiles import ModelSpec
 
         planner_model = load_chat_model(ModelSpec(spec=settings.planner_model))
-    return Team(pool=pool, models=models_for_pool(pool), selector=selector,
-                scorer=build_scorer(settings.scorer), dadb=dadb, planner_model=planner_model,
-                health=Health.for_pool(pool))
+    dadb = open_dadb(settings.db or None, mode=settings.mode)
+    selector: Selector = (RandomSelector(pool, dadb, config=config) if embedder is None else
+                          UCBSelector(pool, dadb, embedder, config))
+    return Team(pool=pool, models=models, selector=selector, scorer=scorer, dadb=dadb,
+                planner_model=planner_model, health=Health.for_pool(pool))
 
 
-def team_for(settings: ReSoSettings) -> Team:
-    """The team built for `settings` (frozen, so hashable), built on first use and kept for the process."""
+def team_for(settings: ReSoSettings, pool: Pool | None = None) -> Team:
+    """The team built for `settings` (frozen, so hashable), built on first use and kept for the process;
+    `pool`, when given, is the pool `settings.pool` names, loaded already (`build_team`)."""
     with _TEAMS_LOCK:
         if settings not in _TEAMS:
-            _TEAMS[settings] = build_team(settings)
+            _TEAMS[settings] = build_team(settings, pool)
         return _TEAMS[settings]

@@ -9,18 +9,23 @@ from typing import Annotated, Optional
 import typer
 
 
-def resolve_pool(pool: str | None, out: Path, prices: Path | None = None) -> str:
-    """A pool YAML path from `--pool` and `--prices`: a file, or `replay:FILE[,FILE…]` (the default roster over
-    the files' models), written into `out` when it is not a plain file (`reso.agents.pool_source`)."""
-    from reso.agents.pool_source import pool_file_for
-
-    return pool_file_for(pool, prices, out)
-
-
 def default_cache_file(out: Path) -> Path:
-    """The response cache of a run into `out`: beside it in the sweep folder, so that an identical run
-    into another folder of the same sweep is served without model calls."""
-    return out.resolve().parent / "responses.sqlite"
+    """The response cache of a run into `out`: inside it, as everything the run writes is (`--cache-file`
+    names one that several runs share)."""
+    return out / "responses.sqlite"
+
+
+def dadb_target(db: str | None, out: Path, mode: str) -> str:
+    """What the run's DADB is: `--db` when given; else `OUT/dadb.sqlite` for training (which creates it) or
+    when it is there already (a run resumed), and in memory for a test run ('': nothing learned)."""
+    if db:
+        return db
+    own = out / "dadb.sqlite"
+    return str(own) if mode == "train" or own.exists() else ""
+
+
+# The methods that read the DADB's records: the others answer alike whatever it learned.
+_READS_DADB = ("reso", "vote")
 
 
 def eval_command(
@@ -36,7 +41,8 @@ def eval_command(
         help="Questions in flight at once (over all workers with --backend ray).")] = 8,
     mode: Annotated[str, typer.Option(help="train (update the DADB, write CRM records) | test (frozen).")] = "test",
     db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
-        "DADB: a SQLite file or a postgresql:// URL; default $RESO_DB_URL, else OUT/dadb.sqlite."))] = None,
+        "DADB: a SQLite file or a postgresql:// URL (a test run reads one that exists; only --mode train creates "
+        "one); default $RESO_DB_URL, else OUT/dadb.sqlite when training and in memory when testing."))] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask (the first stage, when adaptive).")] = None,
     k_max: Annotated[Optional[int], typer.Option(
@@ -60,7 +66,7 @@ def eval_command(
     max_seconds: Annotated[Optional[float], typer.Option(help="Wall-time budget per question (s).")] = None,
     cache: Annotated[bool, typer.Option(help="Serve identical model calls from the response cache.")] = True,
     cache_file: Annotated[Optional[Path], typer.Option(
-        help="Response cache file; default OUT/../responses.sqlite, shared by all runs of one sweep.")] = None,
+        help="Response cache file; default OUT/responses.sqlite (name one file to share it between runs).")] = None,
     data_root: Annotated[Optional[Path], typer.Option(help="Folder holding reso-mas/ and gsm8k-replay/.")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     backend: Annotated[str, typer.Option(
@@ -72,14 +78,17 @@ def eval_command(
     """Evaluate METHOD on DATASET; writes results.jsonl, summary.json (and crm_records.jsonl in train mode)."""
     import asyncio
 
+    from reso.agents.adapters.cache import disable_response_cache, enable_response_cache
     from reso.agents.pool import PoolError
+    from reso.agents.pool_source import plan_pool_file
     from reso.evals.cli.progress_bar import EvalProgress
     from reso.evals.datasets import DatasetError, load_dataset
     from reso.evals.methods import MethodError, parse_method
     from reso.evals.runner import EvalConfig, run_eval
+    from reso.graphs.dadb_notice import untrained_dadb
     from reso.graphs.escalation import policy_for
     from reso.graphs.settings import ReSoSettings
-    from reso.graphs.team import team_for
+    from reso.graphs.team import settings_pool, team_for
 
     def fail(message: str, code: int = 2) -> typer.Exit:
         typer.echo(f"error: {message}", err=True)
@@ -99,8 +108,10 @@ def eval_command(
         raise fail("--address goes with --backend ray")
     try:
         problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
+        # The pool file a replay pool or a price list needs is written into OUT once the run starts.
+        pool_file = plan_pool_file(pool, prices, out)
         settings = ReSoSettings().replace(
-            pool=resolve_pool(pool, out, prices), seed=seed, mode=mode, db=str(db or out / "dadb.sqlite"),
+            pool=pool_file.path, seed=seed, mode=mode, db=dadb_target(db, out, mode),
             **{key: value for key, value in {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd,
                                               "max_tokens": max_tokens, "max_seconds": max_seconds,
                                               "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
@@ -110,16 +121,12 @@ def eval_command(
                if value is not None})
         # checks the adaptive settings before any run
         policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin)
-        team = team_for(settings)
-        parsed = parse_method(method, team.pool)
-        if cache:
-            from reso.agents.adapters.cache import enable_response_cache
-
-            enable_response_cache(cache_file or default_cache_file(out))
-        else:  # the cache is process-wide: an earlier in-process run may have installed one
-            from reso.agents.adapters.cache import disable_response_cache
-
-            disable_response_cache()
+        loaded = pool_file.pool or settings_pool(settings)
+        parsed = parse_method(method, loaded)
+        cache_path = cache_file or default_cache_file(out)
+        if cache and cache_path.exists():  # checked now; a new one is made once the run starts
+            enable_response_cache(cache_path)
+        team = team_for(settings, loaded)
     except (DatasetError, PoolError, MethodError, ValueError) as error:
         raise fail(str(error)) from None
     config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
@@ -128,20 +135,31 @@ def eval_command(
     from reso.evals.backends.base import BackendError, BackendSetupError, open_backend
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
+    def start() -> None:
+        """Once nothing refuses the run (method, results folder): write what it needs and say what it lacks."""
+        pool_file.write()
+        if cache:
+            enable_response_cache(cache_path)
+        else:  # the cache is process-wide: an earlier in-process run may have installed one
+            disable_response_cache()
+        notice = untrained_dadb(settings, team.dadb) if parsed.kind in _READS_DADB else None
+        if notice is not None:
+            typer.echo(notice.line, err=True)
+
     try:
         with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar, \
                 open_backend(backend, address=address, workers=workers,
-                             cache_file=(cache_file or default_cache_file(out)) if cache else None) as runner:
-            summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance, backend=runner))
+                             cache_file=cache_path if cache else None) as runner:
+            summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance, backend=runner,
+                                           on_start=start))
     except (ResultsBusyError, ResultsFormatError, BackendSetupError, MethodError) as error:
         # A method is checked against the DADB's records as the run starts (vote:K picks its K models there).
         raise fail(str(error)) from None
     except BackendError as error:
         raise fail(str(error), code=1) from None
-    from reso.evals.reports.report import write_run_report, write_sweep_report
+    from reso.evals.reports.report import write_run_report
 
-    write_run_report(out)
-    write_sweep_report(out.parent)
+    write_run_report(out)  # a report across runs is `reso compare`'s (and `reso demo`'s)
     typer.echo(json.dumps({key: summary[key] for key in
                            ("dataset", "method", "mode", "n", "accuracy", "total_tokens", "cost_usd", "stopped")}))
     failure = _every_item_failed(out)

@@ -141,8 +141,8 @@ def test_reso_eval_through_langchain_openai(tmp_path: Path, canary_key: None) ->
     assert sum(c["retries"] for row in rows for step in row["steps"] for c in step["candidates"]) == 2
     assert all(request.headers["authorization"] == f"Bearer {CANARY}" for request in requests)
 
-    # The key reached the server and nothing else: no file of the run (or the sweep's cache) holds it.
+    # The key reached the server and nothing else: no file of the run (its response cache included) holds it.
     files = [path for path in tmp_path.rglob("*") if path.is_file()]
-    assert (tmp_path / "runs" / "responses.sqlite") in files
+    assert (out / "responses.sqlite") in files  # the run's own cache, inside its --out
     leaks = [str(path) for path in files if CANARY.encode() in path.read_bytes()]
     assert leaks == []

@@ -1,5 +1,6 @@
-"""`reso eval` shares one response cache across the runs of a sweep: an identical run into a new folder
-under the same parent is served without model calls and reports the same accuracy, tokens and cost."""
+"""`reso eval`'s response cache: inside `--out` by default (a run writes nothing beside it), and shared when
+runs name one `--cache-file`: an identical run into a new folder is then served without model calls and
+reports the same accuracy, tokens and cost."""
 
 from __future__ import annotations
 
@@ -52,16 +53,17 @@ def _eval(out: Path, *extra: str) -> dict:
 
 
 def test_identical_run_into_a_new_folder_makes_no_model_calls(tmp_path: Path, model_calls: Calls) -> None:
-    first = _eval(tmp_path / "first")
+    shared = ("--cache-file", str(tmp_path / "responses.sqlite"))
+    first = _eval(tmp_path / "first", *shared)
     answered, refused = len(model_calls.answered), len(model_calls.refused)
     # Three items of three sub-questions, each answered by at least one recorded model, both models used.
     assert answered >= 9
     assert set(model_calls.answered) == {"gpt-4-1106-preview", "mistralai/Mixtral-8x7B-Instruct-v0.1"}
-    second = _eval(tmp_path / "second")
+    second = _eval(tmp_path / "second", *shared)
     assert len(model_calls.answered) == answered
     assert len(model_calls.refused) == 2 * refused
     assert (tmp_path / "responses.sqlite").is_file()
-    assert not (tmp_path / "first" / "cache.sqlite").exists()
+    assert not (tmp_path / "first" / "responses.sqlite").exists()
     for key in ("n", "accuracy", "total_tokens", "cost_usd"):
         assert second[key] == first[key], key
     assert first["n"] == 3 and first["total_tokens"] > 0 and first["cost_usd"] > 0
