@@ -56,6 +56,16 @@ def model_name(spec: str) -> str:
     return target
 
 
+def model_files(spec: str) -> list[str]:
+    """The file names (no folders) a `replay:`/`local:` spec reads, in order; none for any other spec."""
+    provider, _, target = spec.partition(":")
+    if provider == "replay":
+        return [PurePath(part).name for part in target.rsplit("#", 1)[0].split(",") if part]
+    if provider == "local":
+        return [PurePath(target).name]
+    return []
+
+
 def portable_model(model: str) -> str:
     """A model as a CRM keys it: a `replay:`/`local:` spec by its `model_name` (records written before
     models were named so hold the spec, absolute paths and all); any other name as given."""

@@ -70,11 +70,13 @@ class Method:
     kind: str = "reso"
     agents: tuple[str, ...] = ()
     count: int = 0
+    shown: str = ""  # the label, where it differs from the name (one model's runs go by the model)
 
     @property
     def label(self) -> str:
-        """How tables and plots name the method (the oracle says that it uses the labels)."""
-        return ORACLE_LABEL if self.kind == "oracle" else self.name
+        """How tables and plots name the method: the oracle says that it uses the labels, and one model's
+        runs name the model (`single:o1-mini`, not the agent `single:o1-mini/algebra` or a replay spec)."""
+        return ORACLE_LABEL if self.kind == "oracle" else self.shown or self.name
 
     def adapt(self, team: Team, *, seed: int = 0) -> Team:
         """The team this method runs with: ReSo's as built; the baselines swap selector, scorer and policy."""
@@ -187,13 +189,16 @@ def parse_method(text: str, pool: Pool) -> Method:
         return Method("oracle", {"scorer_sees_reference": True, "k": len(model_agents(pool)), "k_max": None},
                       kind="oracle")
     if name == "single" and rest:
-        return Method(text, {"k": 1, "k_max": None}, kind="single", agents=(resolve_agent(rest, pool),))
+        agent = resolve_agent(rest, pool)
+        return Method(text, {"k": 1, "k_max": None}, kind="single", agents=(agent,),
+                      shown=f"single:{model_name(pool.get(agent))}")
     if name == "cot-sc" and rest:
         model, _, count = rest.rpartition(":")
         if not model or not count.isdigit() or int(count) < 1:
             raise MethodError(f"method {text!r}: expected cot-sc:MODEL:N with N ≥ 1")
-        return Method(text, {"k": int(count), "k_max": None}, kind="cot-sc", agents=(resolve_agent(model, pool),),
-                      count=int(count))
+        agent = resolve_agent(model, pool)
+        return Method(text, {"k": int(count), "k_max": None}, kind="cot-sc", agents=(agent,), count=int(count),
+                      shown=f"cot-sc:{model_name(pool.get(agent))}:{count}")
     if name == "vote" and rest:
         if rest.isdigit():
             if int(rest) < 2:

@@ -13,18 +13,9 @@ import typer
 from reso.evals.cli.errors import fail
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from reso.evals.reports.compare import Comparison
-
-
-def _interval(interval: list[float] | None, unit: str) -> str:
-    if not interval:
-        return ""
-    low, high = interval
-    if unit == "pt":
-        return f" ({low * 100:+.1f} to {high * 100:+.1f})"
-    if unit == "%":
-        return f" ({low:.1%} – {high:.1%})"
-    return f" ({low:.2f}–{high:.2f})"
 
 
 def compare_command(
@@ -65,7 +56,7 @@ def compare_command(
 
 
 def _write(out: Path, comparison: Comparison, report: dict) -> list[str]:
-    from reso.evals.reports.plots import CostPoint, plot_accuracy_cost
+    from reso.evals.reports.cost_plot import CostPoint, plot_accuracy_cost
 
     out.mkdir(parents=True, exist_ok=True)
     points = [CostPoint(run.label, run.kind, run.cost_per_item_usd, run.accuracy, run.accuracy_ci95)
@@ -80,21 +71,68 @@ def _write(out: Path, comparison: Comparison, report: dict) -> list[str]:
 
 def _print_table(comparison: Comparison) -> None:
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
-    reference = Path(comparison.reference).name
-    table = Table(title=f"{comparison.shared_items} items shared by all {len(comparison.runs)} runs; paired "
-                        f"bootstrap against {escape(reference)} ({comparison.resamples} resamples, seed {comparison.seed})")
-    for column in ("run", "method", "items (in run)", "accuracy (95 % interval)", "USD", "tokens",
-                   "Δ accuracy, pt (95 %)", "cost ratio (95 %)"):
-        table.add_column(column)
+    console = Console()
+    console.print(comparison_table(comparison, width=console.width))
+
+
+def breakable(label: str) -> str:
+    """A method's label with room to wrap between its parts (`single: o1-mini`, `cascade: a, b > c`), so a
+    narrow terminal wraps between model names instead of cutting one."""
+    head, colon, rest = label.partition(":")
+    if not colon or " " in head:
+        return label
+    return f"{head}: " + rest.replace(",", ", ").replace(">", " > ")
+
+
+def _figures(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
+    """The figures' column headers and, per run, its cells: each figure over its interval."""
+    # Items in a run beyond those shared are worth a column only where some run has them.
+    partial = any(run.items_in_run != run.n for run in comparison.runs)
+    headers = [*(["items (in run)"] if partial else []), "accuracy", "Δ pt", "cost ratio", "USD\ntokens"]
+    rows = []
     for run in comparison.runs:
         pair = run.vs_reference
         assert pair is not None  # compare_runs pairs every run with the reference
-        ratio = f"{pair.cost_ratio:.2f}×{_interval(pair.cost_ratio_ci95, '×')}" if pair.cost_ratio is not None else "-"
-        table.add_row(escape(Path(run.folder).name), escape(run.label), f"{run.n} ({run.items_in_run})",
-                      f"{run.accuracy:.1%}{_interval(run.accuracy_ci95, '%')}", f"{run.cost_usd:.4f}",
-                      f"{run.total_tokens:,}",
-                      f"{pair.accuracy_diff * 100:+.1f}{_interval(pair.accuracy_diff_ci95, 'pt')}", ratio)
-    Console().print(table)
+        accuracy = run.accuracy_ci95 or [run.accuracy, run.accuracy]
+        diff, ratio_ci = pair.accuracy_diff_ci95, pair.cost_ratio_ci95
+        ratio = "-" if pair.cost_ratio is None else f"{pair.cost_ratio:.2f}×" + (
+            f"\n{ratio_ci[0]:.2f}–{ratio_ci[1]:.2f}" if ratio_ci else "")
+        rows.append([*([f"{run.n}\n({run.items_in_run})"] if partial else []),
+                     f"{run.accuracy:.1%}\n{accuracy[0] * 100:.1f}–{accuracy[1]:.1%}",
+                     f"{pair.accuracy_diff * 100:+.1f}" + (f"\n{diff[0] * 100:+.1f} to {diff[1] * 100:+.1f}" if diff else ""),
+                     ratio, f"{run.cost_usd:.4f}\n{run.total_tokens:,}"])
+    return headers, rows
+
+
+def comparison_table(comparison: Comparison, width: int | None = None) -> Table:
+    """The comparison as a rich table for a terminal `width` columns wide: each figure over its interval, the
+    run's folder under its method. The method column wraps between model names and is never narrower than
+    the longest one, so at 80 columns every model's name stays whole (the figures wrap instead)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    reference = escape(Path(comparison.reference).name)
+    table = Table(title=f"{comparison.shared_items} items shared by all {len(comparison.runs)} runs",
+                  caption=f"95 % intervals below the figures: Wilson for the accuracy; paired bootstrap against "
+                          f"{reference} ({comparison.resamples} resamples, seed {comparison.seed}) for the "
+                          "difference in points (Δ) and the cost ratio",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    labels = [breakable(run.label) for run in comparison.runs]
+    folders = [Path(run.folder).name for run in comparison.runs]
+    headers, rows = _figures(comparison)
+    longest = max((len(word) for label in labels for word in label.split()), default=6)
+    fixed = None
+    if width is not None:  # what the figures leave, but never less than the longest name
+        figures = sum(max(len(line) for cell in [header, *(row[i] for row in rows)] for line in cell.split("\n"))
+                      for i, header in enumerate(headers))
+        natural = max(len(text) for text in [*labels, *folders, "method (run)"])
+        # Each figure's column is set off by a divider and a space of padding either side.
+        fixed = max(longest, min(natural, width - figures - 3 * len(headers)))
+    table.add_column("method (run)", width=fixed, min_width=longest, overflow="fold")
+    for header in headers:
+        table.add_column(header, justify="right")  # an interval wraps at its "to" where it must
+    for label, folder, cells in zip(labels, folders, rows, strict=True):
+        table.add_row(f"{escape(label)}\n[dim]{escape(folder)}[/dim]", *cells)
+    return table

@@ -1,7 +1,7 @@
 """What finished runs show: a report per run and per sweep (`report.py`, markdown with plots, and
 `html_report.py`, one offline HTML page with every item's DAG from `dag_svg.py`), comparisons of runs on
-the items they share (`compare.py`), their intervals (`stats.py`), plots (`plots.py`) and the labels
-that tell runs apart (`run_labels.py`).
+the items they share (`compare.py`), their intervals (`stats.py`), plots (`plots.py`, and the accuracy–cost
+picture `cost_plot.py`) and the labels that tell runs apart (`run_labels.py`).
 
 Public names are imported on first use, so importing the package loads neither numpy nor matplotlib.
 The functions `dag_svg` and `run_labels` are not exported here: their modules bear the same names.
@@ -15,8 +15,8 @@ import lazy_loader
 
 if TYPE_CHECKING:
     from reso.evals.reports.compare import CompareError, Comparison, Run, RunStats, compare_runs, load_run
+    from reso.evals.reports.cost_plot import CostPoint, plot_accuracy_cost
     from reso.evals.reports.html_report import render_run_html, write_run_html
-    from reso.evals.reports.plots import CostPoint, plot_accuracy_cost
     from reso.evals.reports.report import write_run_report, write_sweep_report
     from reso.evals.reports.run_labels import method_label
     from reso.evals.reports.stats import PairedInterval, paired_bootstrap, wilson_interval
@@ -47,6 +47,6 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "html_report": ["render_run_html", "write_run_html"],
     "compare": ["CompareError", "Comparison", "Run", "RunStats", "compare_runs", "load_run"],
     "stats": ["PairedInterval", "paired_bootstrap", "wilson_interval"],
-    "plots": ["CostPoint", "plot_accuracy_cost"],
+    "cost_plot": ["CostPoint", "plot_accuracy_cost"],
     "run_labels": ["method_label"],
 })

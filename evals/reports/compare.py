@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from reso.evals.reports.run_labels import method_kind, run_labels
+from reso.evals.reports.run_labels import method_kind, run_labels, with_model
 from reso.evals.reports.stats import DEFAULT_RESAMPLES, PairedInterval, paired_bootstrap, wilson_interval
 
 # What a comparison reads from every results line.
@@ -83,7 +83,9 @@ def load_run(folder: Path) -> Run:
     """
     if not folder.is_dir():
         raise CompareError(f"{folder}: not a folder")
-    return Run(folder=folder, summary={**_summary(folder), "run": folder.name}, rows=_result_rows(folder))
+    rows = _result_rows(folder)
+    return Run(folder=folder, summary={**with_model(_summary(folder), rows.values()), "run": folder.name},
+               rows=rows)
 
 
 def shared_ids(runs: Sequence[Run]) -> list[str]:

@@ -4,19 +4,21 @@ verdict, and every candidate with its score and selection components, folded in 
 
 No script, stylesheet, font or image is fetched from anywhere: the page works offline and from a file.
 Every text taken from a run is escaped. To keep a 300-item page small, agents' model names are listed once
-and numbers are written with three significant digits.
+and numbers are written with three significant digits. Models go by their names, recorded ones with the
+names of the files replayed (never this machine's paths), and the items by their ids in natural order.
 """
 
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from reso.evals.reports.dag_svg import ARROW_DEFS, dag_svg
-from reso.evals.reports.report import interval_text
+from reso.evals.reports.report import command_text, interval_text
 from reso.evals.reports.run_labels import method_label
 
 _CSS = """
@@ -64,17 +66,31 @@ def _summary_table(summary: Mapping[str, Any], interval: Sequence[float] | None)
 
 
 def _agents_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Every agent that answered, by id, with its model's name and role; below, the files replayed."""
+    from reso.agents.profiles import model_files, model_name
+
     agents: dict[str, tuple[str, str]] = {}
+    files: dict[str, None] = {}
     for row in rows:
         for step in row["steps"]:
             for candidate in step.get("candidates", []):
-                agents.setdefault(str(candidate["agent_id"]),
-                                  (str(candidate.get("model", "")), str(candidate.get("role", ""))))
+                spec = str(candidate.get("model", ""))
+                agents.setdefault(str(candidate["agent_id"]), (model_name(spec) if ":" in spec else spec,
+                                                               str(candidate.get("role", ""))))
+                files.update(dict.fromkeys(model_files(spec)))
     if not agents:
         return ""
     lines = "".join(f"<tr><td>{escape(agent)}</td><td><code>{escape(model)}</code></td><td>{escape(role)}</td></tr>"
                     for agent, (model, role) in sorted(agents.items()))
-    return f"<h2>Agents</h2><table><tr><th>agent</th><th>model</th><th>role</th></tr>{lines}</table>"
+    source = (f'<p class="unk">Models recorded in {", ".join(f"<code>{escape(name)}</code>" for name in files)}.</p>'
+              if files else "")
+    return f"<h2>Agents</h2><table><tr><th>agent</th><th>model</th><th>role</th></tr>{lines}</table>{source}"
+
+
+def natural_key(item_id: Any) -> tuple[tuple[int, int | str], ...]:
+    """A sort key putting `q2` before `q10`: runs of digits compare as numbers."""
+    parts = re.split(r"([0-9]+)", str(item_id))
+    return tuple((0, int(part)) if part.isdigit() and part.isascii() else (1, part) for part in parts if part)
 
 
 def _candidates(step: Mapping[str, Any]) -> str:
@@ -139,12 +155,12 @@ def render_run_html(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]
     right = sum(1 for row in rows if row["correct"])
     body = [
         f"<h1>{escape(title)}</h1>", _summary_table(summary, interval), stopped,
-        f"<p>Command: <code>{escape(' '.join(map(str, summary.get('command') or [])))}</code><br>"
+        f"<p>Command: <code>{escape(command_text(summary.get('command')))}</code><br>"
         f"Seed: {_text(summary.get('seed'))}</p>",
         *(_figure(caption, path) for caption, path in figures if path.exists()),
         _agents_table(rows),
         f"<h2>Items ({len(rows)}: {right} right, {len(rows) - right} wrong)</h2>",
-        ARROW_DEFS, *(_item(row) for row in rows),
+        ARROW_DEFS, *(_item(row) for row in sorted(rows, key=lambda row: natural_key(row["id"]))),
     ]
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")

@@ -12,11 +12,15 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
-from reso.evals.reports.plots import CostPoint, plot_accuracy_cost, plot_curve, plot_heatmap
-from reso.evals.reports.run_labels import method_kind, method_label, run_labels
+from reso.evals.reports.cost_plot import CostPoint, plot_accuracy_cost
+from reso.evals.reports.plots import NO_AGENT, OTHERS, plot_curve, plot_heatmap
+from reso.evals.reports.run_labels import method_kind, method_label, run_labels, with_model
+
+# The heatmap's columns, at most (and "others"): more stop being readable at a page's width.
+HEATMAP_COLUMNS = 12
 
 
 def _rows(run_dir: Path) -> list[dict[str, Any]]:
@@ -38,8 +42,45 @@ def agent_choices(rows: Sequence[dict[str, Any]]) -> dict[str, Counter[str]]:
     choices: dict[str, Counter[str]] = defaultdict(Counter)
     for row in rows:
         for step in row["steps"]:
-            choices[step_kind(step)][step.get("agent") or "(none)"] += 1
+            choices[step_kind(step)][step.get("agent") or NO_AGENT] += 1
     return dict(choices)
+
+
+def agent_models(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Agent id → the name of its model, from the candidates of `rows`."""
+    from reso.agents.profiles import model_name
+
+    models: dict[str, str] = {}
+    for row in rows:
+        for step in row["steps"]:
+            for candidate in step.get("candidates", []):
+                spec = str(candidate.get("model") or "")
+                if ":" in spec:
+                    models.setdefault(str(candidate["agent_id"]), model_name(spec))
+    return models
+
+
+def heatmap_choices(choices: dict[str, Counter[str]], models: dict[str, str],
+                    limit: int = HEATMAP_COLUMNS) -> tuple[str, dict[str, Counter[str]]]:
+    """What the heatmap shows, at most `limit` + 1 columns: the agents when there are few; else their models
+    (a pool crosses each model with several roles); else the `limit` most chosen of those and "others"."""
+    agents = {agent for counter in choices.values() for agent in counter}
+    if len(agents) <= limit:
+        return "Agent", choices
+    grouped: dict[str, Counter[str]] = {}
+    for kind, counter in choices.items():
+        grouped[kind] = Counter()
+        for agent, count in counter.items():
+            grouped[kind][models.get(agent, agent)] += count
+    totals: Counter[str] = sum(grouped.values(), Counter())
+    if len(totals) <= limit:
+        return "Model", grouped
+    kept = {name for name, _ in sorted(totals.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]}
+    top: dict[str, Counter[str]] = {}
+    for kind, counter in grouped.items():
+        top[kind] = Counter({name: count for name, count in counter.items() if name in kept})
+        top[kind][OTHERS] = sum(count for name, count in counter.items() if name not in kept)
+    return "Model", top
 
 
 def learning_curve(rows: Sequence[dict[str, Any]], window: int = 50) -> list[tuple[int, float]]:
@@ -74,6 +115,12 @@ def interval_text(interval: Sequence[float] | None, signed: bool = False) -> str
     return f"{interval[0]:.1%} – {interval[1]:.1%}"
 
 
+def command_text(command: Sequence[Any] | None) -> str:
+    """The command a run was started with, its program by name (`reso`, not this machine's path to it)."""
+    words = [str(word) for word in command or []]
+    return " ".join([PurePath(words[0]).name, *words[1:]] if words else [])
+
+
 def _scorer_failure_lines(failures: dict[str, Any] | None) -> list[str]:
     """The CRM's failures, when it had any: how many of its scores failed, and the first reason."""
     if not failures or not failures.get("failed"):
@@ -88,9 +135,9 @@ def write_run_report(run_dir: Path) -> Path:
     results; returns the markdown page's path."""
     from reso.evals.reports.html_report import write_run_html
 
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    summary["accuracy_ci95"] = accuracy_interval(summary)
     rows = _rows(run_dir)
+    summary = with_model(json.loads((run_dir / "summary.json").read_text(encoding="utf-8")), rows)
+    summary["accuracy_ci95"] = accuracy_interval(summary)
     choices = agent_choices(rows)
     lines = [
         f"# {method_label(summary)} on {summary['dataset']} ({summary['mode']})",
@@ -101,7 +148,7 @@ def write_run_report(run_dir: Path) -> Path:
         f"{summary['tokens_per_item']:.0f} | {summary['cost_usd']:.4f} | {summary['latency_s']:.2f} | "
         f"{summary['failed_items']} |",
         "",
-        f"Command: `{' '.join(summary['command'])}`  ",
+        f"Command: `{command_text(summary['command'])}`  ",
         f"Seed: {summary['seed']}",
         "",
         "Every item, its DAG and its candidates: [report.html](report.html)",
@@ -114,9 +161,11 @@ def write_run_report(run_dir: Path) -> Path:
     for kind, counter in sorted(choices.items()):
         lines.append(f"- **{kind}**: " + ", ".join(f"{agent} {count}" for agent, count in counter.most_common()))
     if choices:
-        plot_heatmap(choices, run_dir / "agents_heatmap.png")
-        lines += ["", "![agents per kind of subtask](agents_heatmap.png)"]
-        figures.append(("Agent chosen per kind of subtask", run_dir / "agents_heatmap.png"))
+        chosen, shown = heatmap_choices(choices, agent_models(rows))
+        title = f"{chosen} chosen per kind of subtask"
+        plot_heatmap(shown, run_dir / "agents_heatmap.png", title=title)
+        lines += ["", f"![{title.lower()}](agents_heatmap.png)"]
+        figures.append((title, run_dir / "agents_heatmap.png"))
     if summary["mode"] == "train":
         curve = learning_curve(rows)
         if curve:
@@ -132,11 +181,13 @@ def write_run_report(run_dir: Path) -> Path:
 
 
 def collect_summaries(parent: Path) -> list[dict[str, Any]]:
-    """The summaries of every run directly under `parent`, with their folder names."""
+    """The summaries of every run directly under `parent`, with their folder names (and a single model's run
+    with its model, `with_model`)."""
     found = []
     for summary_path in sorted(parent.glob("*/summary.json")):
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        found.append({**summary, "run": summary_path.parent.name})
+        rows = _rows(summary_path.parent) if method_kind(str(summary["method"])) == "single" else []
+        found.append({**with_model(summary, rows), "run": summary_path.parent.name})
     return found
 
 

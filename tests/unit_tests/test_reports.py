@@ -1,14 +1,15 @@
 """Run and sweep reports: the accuracy interval in report.md, a self-contained report.html that escapes
-what runs wrote, the DAG's layered layout, labels that tell runs apart, and the sweep's paired intervals
-against the best single model."""
+what runs wrote, names models (never this machine's replay paths) and lists items by id, the DAG's layered
+layout, labels that tell runs apart and name a single model's run by its model, a heatmap of at most the top
+models and "others", and the sweep's paired intervals against the best single model."""
 
 from __future__ import annotations
 
 import re
 
+from reso.evals.reports.cost_plot import CostPoint, pareto_front
 from reso.evals.reports.dag_svg import dag_svg, layers
 from reso.evals.reports.html_report import render_run_html
-from reso.evals.reports.plots import CostPoint, pareto_front
 from reso.evals.reports.report import write_run_report, write_sweep_report
 from reso.evals.reports.run_labels import ORACLE_LABEL, method_kind, run_labels
 from tests.run_fixtures import pattern_run, result_row, write_run
@@ -110,3 +111,89 @@ def test_sweep_report_says_why_there_is_no_paired_comparison(tmp_path):
     pattern_run(tmp_path / "a", "10", method="single:model-a")
     write_run(tmp_path / "b", [result_row("other", True)], method="reso")
     assert "No paired comparison: no item is shared by all the runs." in write_sweep_report(tmp_path).read_text()
+
+
+REPLAY = "replay:/home/me/checkout/agents/data/math_l5_dev.jsonl.gz,/home/me/checkout/agents/data/gsm8k_dev.jsonl.gz"
+
+
+def _replayed(row: dict, model: str) -> dict:
+    for step in row["steps"]:
+        for candidate in step["candidates"]:
+            if candidate["agent_id"] != "tool/calculator":
+                candidate["model"] = f"{REPLAY}#{model}"
+    return row
+
+
+def test_the_page_names_models_and_replay_files_never_this_machines_paths_and_sorts_items(tmp_path):
+    rows = [_replayed(result_row(item, True), "claude-3-5-sonnet-20240620") for item in ("q10", "q2", "q1")]
+    run = write_run(tmp_path / "run", rows, method="reso")
+    write_run_report(run)
+    page = (run / "report.html").read_text()
+    agents = page[page.index("<h2>Agents</h2>"):page.index("<h2>Items")]
+    assert "<td>model-a</td><td><code>claude-3-5-sonnet-20240620</code></td>" in agents
+    assert "<code>math_l5_dev.jsonl.gz</code>, <code>gsm8k_dev.jsonl.gz</code>" in agents
+    assert "/home/me" not in page and "replay:" not in page
+    assert re.findall(r'id="item-(q\d+)"', page) == ["q1", "q2", "q10"]
+    assert "Command: <code>reso eval --method reso</code>" in page
+
+
+def test_a_single_model_run_is_labelled_by_its_model_not_its_agent_or_spec(tmp_path):
+    from reso.evals.reports.report import collect_summaries
+
+    rows = [_replayed(result_row("q0", True, agent="o1-mini/algebra"), "o1-mini-2024-09-12")]
+    run = write_run(tmp_path / "single", rows, method="single:o1-mini/algebra")
+    assert write_run_report(run).read_text().startswith("# single:o1-mini-2024-09-12 on fixture")
+    assert [s["model"] for s in collect_summaries(tmp_path)] == ["o1-mini-2024-09-12"]
+    assert "| single | single:o1-mini-2024-09-12 |" in write_sweep_report(tmp_path).read_text()
+
+
+def test_the_heatmap_groups_many_agents_by_model_then_keeps_the_top_ones_and_others():
+    from collections import Counter
+
+    from reso.evals.reports.report import HEATMAP_COLUMNS, heatmap_choices
+
+    few = {"algebra": Counter({"a/x": 3, "b/x": 1})}
+    assert heatmap_choices(few, {}) == ("Agent", few)
+    # 4 roles of 5 models: 20 agents, 5 models.
+    models = {f"m{m}/r{r}": f"model-{m}" for m in range(5) for r in range(4)}
+    choices = {"algebra": Counter({agent: 1 for agent in models}), "integration": Counter({"m0/r0": 2})}
+    shown, grouped = heatmap_choices(choices, models)
+    assert shown == "Model" and grouped["algebra"] == Counter({f"model-{m}": 4 for m in range(5)})
+    assert grouped["integration"] == Counter({"model-0": 2})
+    # 30 models, model k chosen k times: the 12 most chosen, the rest summed as "others".
+    models = {f"m{k}/r": f"model-{k:02d}" for k in range(1, 31)}
+    shown, top = heatmap_choices({"algebra": Counter({f"m{k}/r": k for k in range(1, 31)})}, models)
+    assert len(top["algebra"]) == HEATMAP_COLUMNS + 1
+    assert top["algebra"]["model-30"] == 30 and top["algebra"]["others"] == sum(range(1, 19))
+    assert "model-18" not in top["algebra"] and "model-19" in top["algebra"]
+
+
+def test_a_training_report_of_many_agents_draws_at_most_the_top_models_and_others(tmp_path, monkeypatch):
+    import reso.evals.reports.report as report
+
+    rows = [_replayed(result_row(f"q{k}", True, agent=f"m{k}/r{k % 3}"), f"model-{k}") for k in range(20)]
+    run = write_run(tmp_path / "train", rows, method="reso", mode="train")
+    drawn: dict = {}
+    real = report.plot_heatmap
+
+    def spy(choices, path, title="") -> None:
+        drawn.update(choices=choices, title=title)
+        real(choices, path, title)
+
+    monkeypatch.setattr(report, "plot_heatmap", spy)
+    markdown = write_run_report(run).read_text()
+    columns = {name for counter in drawn["choices"].values() for name in counter}
+    assert drawn["title"] == "Model chosen per kind of subtask"
+    assert len(columns) == report.HEATMAP_COLUMNS + 1 and "others" in columns
+    assert "![model chosen per kind of subtask](agents_heatmap.png)" in markdown
+
+
+def test_a_one_model_method_is_labelled_by_its_model_whatever_names_it():
+    from reso.agents.pool_source import load_pool_for
+    from reso.evals.methods import parse_method
+
+    pool = load_pool_for(None)  # the default pool: agents model/role over recorded GSM8K answers
+    single = parse_method("single:gpt-4/algebra", pool)
+    assert (single.name, single.label) == ("single:gpt-4/algebra", "single:gpt-4-1106-preview")
+    assert parse_method("single:gpt-4-1106-preview", pool).label == "single:gpt-4-1106-preview"
+    assert parse_method("cot-sc:mixtral:3", pool).label == "cot-sc:mistralai/Mixtral-8x7B-Instruct-v0.1:3"
