@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from reso.agents.pool import Pool
 
 app = typer.Typer(help="Inspect agent pools.", no_args_is_help=True)
 
@@ -21,7 +26,6 @@ def show(
     import json
 
     from rich.console import Console
-    from rich.table import Table
 
     from reso.agents.pool_source import load_pool_for
 
@@ -38,9 +42,27 @@ def show(
         ]
         typer.echo(json.dumps({"pool": agents.name, "agents": rows}, indent=2))
         return
-    table = Table(title=f"pool {agents.name} ({len(agents)} agents)")
-    for column in ("id", "model", "role", "$/M in", "$/M out"):
-        table.add_column(column)
-    for a in agents:
-        table.add_row(a.id, a.model.spec, a.role, f"{a.price_in:g}", f"{a.price_out:g}")
-    Console().print(table)
+    Console().print(pool_table(agents))
+
+
+def pool_table(agents: Pool) -> Table:
+    """The pool as a table that keeps every model's name whole at 80 columns: models by name (a replay pool's
+    files named once, below), long ids and roles wrapped instead."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    from reso.agents.profiles import model_files
+
+    names = [a.model.model_name for a in agents]
+    files = list(dict.fromkeys(name for a in agents for name in model_files(a.model.spec)))
+    caption = f"recorded in {', '.join(map(escape, files))}" if files else None
+    table = Table(title=f"pool {escape(agents.name)} ({len(agents)} agents)", caption=caption,
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("id", overflow="fold")
+    table.add_column("model", no_wrap=True, min_width=max(map(len, names), default=5))
+    table.add_column("role", overflow="fold")
+    table.add_column("$/M in/out", justify="right", no_wrap=True)
+    for a, name in zip(agents, names, strict=True):
+        table.add_row(escape(a.id), escape(name), escape(a.role), f"{a.price_in:g}/{a.price_out:g}")
+    return table
