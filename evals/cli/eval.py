@@ -24,6 +24,13 @@ def dadb_target(db: str | None, out: Path, mode: str) -> str:
     return str(own) if mode == "train" or own.exists() else ""
 
 
+def _new_dadb(db: str, mode: str) -> bool:
+    """Whether this run would create its DADB (a SQLite file that training opens for the first time)."""
+    from reso.agents.dadb.url import is_postgres_url
+
+    return mode == "train" and bool(db) and not is_postgres_url(db) and not Path(db).exists()
+
+
 # The methods that read the DADB's records: the others answer alike whatever it learned.
 _READS_DADB = ("reso", "vote")
 
@@ -81,7 +88,7 @@ def eval_command(
     from reso.agents.adapters.cache import disable_response_cache, enable_response_cache
     from reso.agents.pool import PoolError
     from reso.agents.pool_source import plan_pool_file
-    from reso.evals.cli.progress_bar import EvalProgress
+    from reso.evals.cli.progress_bar import EvalProgress, resumed_rows
     from reso.evals.datasets import DatasetError, load_dataset
     from reso.evals.methods import MethodError, parse_method
     from reso.evals.runner import EvalConfig, run_eval
@@ -123,6 +130,11 @@ def eval_command(
         policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin)
         loaded = pool_file.pool or settings_pool(settings)
         parsed = parse_method(method, loaded)
+        if parsed.kind == "vote" and not parsed.agents and _new_dadb(settings.db, mode):
+            # Said before training would create the DADB, which then holds no record to choose the voters by.
+            raise MethodError(f"{parsed.name} takes the {parsed.count} models with the best training record, and "
+                              f"the DADB {settings.db} does not exist yet: train it first, or name the models: "
+                              "vote:A,B,C")
         cache_path = cache_file or default_cache_file(out)
         if cache and cache_path.exists():  # checked now; a new one is made once the run starts
             enable_response_cache(cache_path)
@@ -147,7 +159,10 @@ def eval_command(
             typer.echo(notice.line, err=True)
 
     try:
-        with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet) as bar, \
+        # A resumed run's bar starts at the items it already has (a finished run's at all of them).
+        resumed = resumed_rows(out / "results.jsonl", {problem.id for problem in problems})
+        with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet,
+                          resumed=resumed) as bar, \
                 open_backend(backend, address=address, workers=workers,
                              cache_file=cache_path if cache else None) as runner:
             summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance, backend=runner,

@@ -78,8 +78,9 @@ def test_a_test_run_on_a_misspelled_dadb_exits_2_in_one_line_and_creates_nothing
      (("--mode", "train", "--method", "single:nobody"), "no agent or model 'nobody'"),
      (("--mode", "train", "--scorer", "magic"), "unknown scorer kind 'magic'"),
      (("--mode", "train", "--pool", "replay:gsm8k_dev.jsonl.gz", "--k", "0"), "k must be >= 1"),
-     (("--method", "vote:3"), "the DADB has none")],
-    ids=["k", "method", "scorer", "replay-pool", "vote"],
+     (("--method", "vote:3"), "the DADB has none"),
+     (("--mode", "train", "--method", "vote:3"), "dadb.sqlite does not exist yet: train it first")],
+    ids=["k", "method", "scorer", "replay-pool", "vote", "vote-train"],
 )
 def test_a_run_refused_at_its_options_leaves_no_file(tmp_path: Path, dataset: Path, args: tuple[str, ...],
                                                      part: str) -> None:
