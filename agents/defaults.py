@@ -26,6 +26,11 @@ def zeroeval_pool_path() -> Path:
     return data_dir() / "zeroeval_pool.yaml"
 
 
+def all_models_pool_path() -> Path:
+    """Every model of the vendored ZeroEval recordings in the curated pool's four roles."""
+    return data_dir() / "all_pool.yaml"
+
+
 def default_replay_path() -> Path:
     return data_dir() / "gsm8k_replay_dev.jsonl"
 

@@ -84,13 +84,15 @@ RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
 # The CRMs `reso demo` can fit on the training split (see the module docstring); the first is the default.
 CRMS = ("calibrated", "vote", "staged")
 # Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
-# selection, the paper's fixed fine stage (what the adaptive stage adds), and a first stage that keeps both
-# candidates however far apart their records are (what leaving out a far weaker peer saves).
+# selection, the paper's fixed fine stage (what the adaptive stage adds), a first stage that keeps both
+# candidates however far apart their records are (what leaving out a far weaker peer saves), and escalation
+# to the most reliable model whatever its price (the earlier rule).
 RESO_VARIANTS: dict[str, dict[str, Any]] = {
     "cost weight 0.3": {"cost_weight": 0.3},
     "cost weight 3": {"cost_weight": 3.0},
     "fixed k=2": {"k_max": None, "confidence": None},
     "whole first stage": {"peer_margin": 1.0},
+    "escalate to the most reliable": {"escalate_to": "reliable"},
 }
 
 

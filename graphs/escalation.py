@@ -7,9 +7,11 @@ policies:
 - `FixedK`: the paper's fine stage; the first k candidates answer at once.
 - `Adaptive`: the first candidate answers with those of the next k - 1 whose model's training record
   is within `peer_margin` of its own; then, while the best calibrated CRM score so far is below
-  `confidence`, the most reliable candidate not yet asked answers too (its model's training record,
-  smoothed with a prior of one half), provided it is more likely right than the best answer so far, at
-  most `escalations` times and while fewer than `k_max` have answered. An easy subtask is settled by the
+  `confidence`, one more candidate of a model not yet asked answers, among those more likely right than the
+  best answer so far (by their model's training record, smoothed with a prior of one half): by default the
+  first of them in the coarse stage's cost-aware order (`escalate_to="ranked"`: with dozens of models, the
+  most reliable one is often a far dearer sibling of the one that just answered), or the most reliable one
+  (`"reliable"`, the earlier rule); at most `escalations` times and while fewer than `k_max` have answered. An easy subtask is settled by the
   cheap agents the cost-aware coarse stage put first; a hard one reaches the strong, expensive agent; a
   strong first agent is not joined by a much weaker one, which would rarely overturn it and costs.
 - `Cascade`: the baseline "ask two cheap models, keep their answer when they agree, else ask a third".
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from reso.agents.selection.selector import Candidate
 from reso.reward.answers import answers_match
@@ -30,6 +32,8 @@ from reso.reward.reliability_vote import record_reliability
 
 # Asked for only when a policy needs it: reading every offered model's record costs DADB queries.
 Reliability = Callable[[], Sequence[float] | None]
+EscalateTo = Literal["ranked", "reliable"]
+ESCALATE_TO: tuple[EscalateTo, ...] = ("ranked", "reliable")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +120,10 @@ class Adaptive:
     """Ask the first candidate with its near peers among the first k, then one more at a time while the
     best score is below `confidence`, at most `escalations` times and up to `k_max` answers.
 
-    Escalation goes to the most reliable candidate of a model not asked yet (ties: the coarse stage's
-    order), and only when it is more likely right than the best answer so far, so a hard subtask ends with
-    the agent the DADB trusts most, whatever its price.
+    Escalation goes to a candidate of a model not asked yet that is more likely right than the best answer
+    so far: the first such in the coarse stage's order, which weighs record against price (`"ranked"`), or
+    the most reliable (`"reliable"`, ties in the coarse stage's order), so a hard subtask ends with the
+    agent the DADB trusts most, whatever its price.
     """
 
     confidence: float
@@ -132,6 +137,8 @@ class Adaptive:
     escalations: int | None = None
     """The most candidates asked after the first stage (None: only `k_max` limits them). `policy_for` sets
     it to k_max - k, so a first stage trimmed to its peers does not hand its unused places to escalation."""
+    escalate_to: EscalateTo = "ranked"
+    """Which candidate an escalation asks (see the class docstring)."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -140,6 +147,8 @@ class Adaptive:
             raise ValueError(f"k_max must be >= 1, got {self.k_max}")
         if self.peer_margin < 0:
             raise ValueError(f"peer_margin must be >= 0, got {self.peer_margin}")
+        if self.escalate_to not in ESCALATE_TO:
+            raise ValueError(f"escalate_to must be one of {', '.join(ESCALATE_TO)}, got {self.escalate_to!r}")
 
     def pool_size(self, k: int) -> int:
         return max(k, self.k_max, self.slate)
@@ -167,9 +176,11 @@ class Adaptive:
         if not rest:
             return []
         known = _known(candidates, reliability)
-        pick = max(rest, key=lambda i: (known[i], -i))
         # An agent less likely to be right than the best answer so far adds cost, not confidence.
-        return [pick] if best is None or known[pick] > best else []
+        able = [i for i in rest if best is None or known[i] > best]
+        if not able:
+            return []
+        return [able[0] if self.escalate_to == "ranked" else max(able, key=lambda i: (known[i], -i))]
 
     def keep(self, asked: Sequence[Asked]) -> int | None:
         return None
@@ -208,9 +219,10 @@ class Cascade:
 
 
 def policy_for(k: int, k_max: int | None, confidence: float | None,
-               peer_margin: float = PEER_MARGIN) -> AskingPolicy:
+               peer_margin: float = PEER_MARGIN, escalate_to: EscalateTo = "ranked") -> AskingPolicy:
     """The policy the settings ask for: adaptive when a confidence and a k_max are set (at most k_max - k
     escalations after a first stage of up to k), else fixed k."""
     if confidence is None or k_max is None:
         return FixedK()
-    return Adaptive(confidence=confidence, k_max=k_max, peer_margin=peer_margin, escalations=max(k_max - k, 0))
+    return Adaptive(confidence=confidence, k_max=k_max, peer_margin=peer_margin, escalations=max(k_max - k, 0),
+                    escalate_to=escalate_to)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from reso.graphs.escalation import PEER_MARGIN
+from reso.graphs.escalation import PEER_MARGIN, EscalateTo
 
 ContextPolicy = Literal["parents", "ancestors", "all"]
 Mode = Literal["train", "test"]
@@ -33,6 +33,10 @@ class ReSoSettings:
     peer_margin: float = field(default=PEER_MARGIN, metadata={"description": (
         "Adaptive fine stage: of the first k, a candidate whose model's training record is more than this below "
         "the first candidate's does not answer (1: all k answer).")})
+    escalate_to: EscalateTo = field(default="ranked", metadata={"description": (
+        "Adaptive fine stage: which candidate an escalation asks, among those of models not yet asked that are "
+        "more likely right than the best answer so far: ranked, the first in the coarse stage's cost-aware "
+        "order; reliable, the one with the best training record whatever its price.")})
     integration: Literal["tool", "select"] = field(default="tool", metadata={"description": (
         "tool: a plan's integration step (id 'final') goes to the pool's exact tool for every method, when the "
         "pool has one; select: chosen like any other subtask.")})

@@ -141,7 +141,7 @@ async def run_subtask(
     emit({"event": "subtask_started", "id": step_id})
     prompt = render_subtask_prompt(instruction, context)
     policy = run.require_team().asking or policy_for(settings.k, settings.k_max, settings.confidence,
-                                                     settings.peer_margin)
+                                                     settings.peer_margin, settings.escalate_to)
     offered, standings = await asyncio.to_thread(_coarse_stage, run, step_id, depends_on, instruction,
                                                  policy.pool_size(settings.k))
     emit({"event": "candidates", "id": step_id,

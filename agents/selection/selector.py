@@ -275,8 +275,10 @@ class UCBSelector:
         # `visits` stays the agent's own record in the domain; the score read the pooled one.
         parts["pooled_visits"], parts["visits"] = parts["visits"], table.visits[positions].astype(np.float64)
         jitter = rng.random(positions.size)
-        ranked = np.lexsort((jitter, -parts["score"]))
+        ranked = _head_ranking(parts["score"], jitter, 8 * k + 16)
         order = self._diverse(ranked, positions, k) if self.config.distinct_models else ranked[:k]
+        if len(order) < min(k, positions.size):  # the head held too few models: rank everyone
+            order = self._diverse(np.lexsort((jitter, -parts["score"])), positions, k)
         return [
             Candidate(
                 agent=self.agents[positions[i]],
@@ -317,6 +319,18 @@ class UCBSelector:
                     return chosen
         rest = [int(i) for i in ranked if int(i) not in chosen]
         return chosen + rest[: k - len(chosen)]
+
+
+def _head_ranking(score: np.ndarray, jitter: np.ndarray, head: int) -> np.ndarray:
+    """The best `head` positions by score (ties by jitter), best first, plus any tied with the last of them.
+
+    Only the head of the ranking is read; fully sorting the thousands of candidates that a shared profile can
+    bring would cost more than the rest of the selection."""
+    if score.size <= head:
+        return np.lexsort((jitter, -score))
+    threshold = score[np.argpartition(-score, head - 1)[head - 1]]
+    top = np.flatnonzero(score >= threshold)
+    return top[np.lexsort((jitter[top], -score[top]))]
 
 
 class RandomSelector:

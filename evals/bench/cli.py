@@ -61,6 +61,9 @@ def selection_command(
     top_m: int = typer.Option(16, min=1, help="Agents retrieved by FAISS before UCB scoring."),
     loop_budget: float = typer.Option(3.0, min=0.0, help="Seconds of loop timing per size."),
     seed: int = typer.Option(0, help="Seed of vectors, statistics and queries."),
+    roles: int = typer.Option(4, min=1, help="Also time pools of size/roles models in this many roles sharing "
+                              "one profile each (sizes up to 10,000): the default selector against the plain "
+                              "top-M search; 1 skips it."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """Selection time per subtask: FAISS top-M + vectorised UCB against the paper's per-agent Python loop."""
@@ -74,7 +77,7 @@ def selection_command(
     if not size_list or min(size_list) < 1:
         raise typer.BadParameter("--sizes needs at least one positive pool size")
     report = run_bench(size_list, repeats=repeats, dim=dim, k=k, top_m=top_m, loop_budget_s=loop_budget,
-                       seed=seed)
+                       seed=seed, roles=roles)
     emit(report, json_output, render_table)
 
 

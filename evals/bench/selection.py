@@ -167,9 +167,47 @@ def bench_size(
     }
 
 
+def bench_shared_profiles(size: int, roles: int, *, repeats: int, dim: int, k: int, top_m: int,
+                          seed: int) -> dict[str, Any]:
+    """One pool size as models × roles, a role's agents sharing one profile vector: the default selector
+    (every agent of the matching role retrieved, records pooled per model, Thompson draws) side by side with
+    the plain top-M search on per-agent records (the coarse stage before shared profiles were handled),
+    interleaved in rounds so load on the machine hits both alike."""
+    rng = np.random.default_rng(seed + size)
+    pool = synthetic_pool(size, roles=roles)
+    role_vectors = random_unit_vectors(roles, dim, rng)
+    index = ProfileIndex.build(pool.ids, np.tile(role_vectors, (size // roles, 1)))
+    dadb = DADB()
+    dadb.load_stats(random_stats(pool.ids, rng))
+    sides = {
+        "whole_profiles": SelectorConfig(top_m=top_m, k=k, seed=seed),
+        "plain_top_m": SelectorConfig(top_m=top_m, k=k, seed=seed, whole_profiles=False, role_weight=0.0,
+                                      domain_prior=0.0),
+    }
+    selectors = {name: UCBSelector(pool, dadb, HashEmbedder(8), config, index=index) for name, config in sides.items()}
+    queries, _ = planted_queries(role_vectors, repeats, rng)
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for selector in selectors.values():
+        selector.select_vector(queries[0])  # warm-up: loads the statistics cache once
+    sims, positions = index.search_positions(queries[:1], top_m)
+    scored = {"whole_profiles": int(selectors["whole_profiles"].groups.expand(sims[0], positions[0], top_m)[1].size),
+              "plain_top_m": min(top_m, size)}
+    for query in queries:
+        for name, selector in selectors.items():
+            elapsed, _ = _time_ms(partial(selector.select_vector, query))
+            times[name].append(elapsed)
+    whole, plain = (float(np.median(times[name])) for name in sides)
+    return {
+        "pool_size": size, "roles": roles, "agents_per_profile": size // roles, "index": index.kind,
+        "whole_profiles_ms_p50": round(whole, 4), "plain_top_m_ms_p50": round(plain, 4),
+        "ratio": round(whole / plain, 2),
+        "candidates_scored": scored,
+    }
+
+
 def run_bench(
     sizes: Sequence[int] = DEFAULT_SIZES, *, repeats: int = 200, dim: int = 384, k: int = 2, top_m: int = 16,
-    loop_budget_s: float = 3.0, seed: int = 0, progress: bool = True,
+    loop_budget_s: float = 3.0, seed: int = 0, progress: bool = True, roles: int = 4,
 ) -> dict[str, Any]:
     """Run every size and return the JSON-ready report (with target checks for the sizes present)."""
     import faiss
@@ -182,6 +220,8 @@ def run_bench(
             print(f"selection bench: {size} agents ...", file=sys.stderr, flush=True)
         results.append(bench_size(size, repeats=repeats, dim=dim, k=k, top_m=top_m,
                                   loop_budget_s=loop_budget_s, seed=seed, build_threads=build_threads))
+    shared = [bench_shared_profiles(size, roles, repeats=repeats, dim=dim, k=k, top_m=top_m, seed=seed)
+              for size in sizes if size <= 10_000 and size % roles == 0 and roles > 1]
     by_size = {row["pool_size"]: row for row in results}
     targets: dict[str, bool] = {}
     if 10_000 in by_size:
@@ -204,6 +244,10 @@ def run_bench(
                                     "from a dict, scalar score, full sort",
         "excluded": "query embedding (same single call on both sides); index build (reported separately)",
         "results": results,
+        "shared_profiles": shared,
+        "shared_profiles_sides": "whole_profiles: the default selector (thompson), every agent sharing a hit's "
+                                 "profile retrieved, records pooled per model; plain_top_m: the top M by index "
+                                 "order among tied profiles, per-agent records",
         "targets": targets,
     }
 
@@ -219,4 +263,16 @@ def render_table(report: dict[str, Any]) -> Any:
         table.add_row(str(row["pool_size"]), row["index"], f"{row['faiss_ms_p50']:.3f}", f"{row['loop_ms_p50']:.2f}",
                       f"{row['speedup']:.0f}x", f"{row['plain_loop_ms_p50']:.2f}", f"{row['speedup_vs_plain_loop']:.0f}x",
                       f"{row['planted_recall']:.2f}", f"{row['top1_agreement']:.2f}")
-    return table
+    if not report.get("shared_profiles"):
+        return table
+    from rich.console import Group
+
+    shared = Table(title="shared profiles: the default selector against the plain top-M search")
+    for column in ("agents", "roles", "whole profiles ms", "plain top-M ms", "ratio", "scored (whole / plain)"):
+        shared.add_column(column, justify="right")
+    for row in report["shared_profiles"]:
+        picked = row["candidates_scored"]
+        shared.add_row(str(row["pool_size"]), str(row["roles"]), f"{row['whole_profiles_ms_p50']:.3f}",
+                       f"{row['plain_top_m_ms_p50']:.3f}", f"{row['ratio']:.2f}x",
+                       f"{picked['whole_profiles']} / {picked['plain_top_m']}")
+    return Group(table, shared)

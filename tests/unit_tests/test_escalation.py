@@ -44,7 +44,7 @@ def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherw
     # one half, so "unseen" (reputation 1.0 after 0 visits) counts as 0.5, not as the most reliable.
     cands = [_cand("cheap", {"reputation": 0.5, "visits": 9}), _cand("cheap2", {"reputation": 0.6, "visits": 9}),
              _cand("unseen", {"reputation": 1.0, "visits": 0}), _cand("strong", {"reputation": 0.9, "visits": 9})]
-    policy = Adaptive(confidence=0.8, k_max=3)
+    policy = Adaptive(confidence=0.8, k_max=3, escalate_to="reliable")
     # The coarse stage offers a slate, so escalation can reach a strong agent ranked low for its price.
     assert policy.pool_size(2) == 16 and Adaptive(0.8, 3, slate=2).pool_size(2) == 3
     assert policy.first(cands, 2) == [0, 1]
@@ -59,6 +59,21 @@ def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherw
     assert policy.more(cands, [Asked(0, "4", 0.7), Asked(3, "5", 0.75)], lambda: [0.5, 0.6, 0.7, 0.9]) == []
     with pytest.raises(ValueError, match="confidence"):
         Adaptive(confidence=1.5, k_max=3)
+
+
+def test_ranked_escalation_asks_the_first_in_the_coarse_order_that_could_beat_the_best_answer():
+    cands = [_cand(name) for name in ("cheap", "cheap2", "mid", "strong", "dear")]
+    ranked, reliable = Adaptive(confidence=0.8, k_max=3), Adaptive(confidence=0.8, k_max=3, escalate_to="reliable")
+    assert ranked.escalate_to == "ranked"  # the default
+    records = lambda: [0.5, 0.45, 0.7, 0.9, 0.92]  # noqa: E731
+    asked = [Asked(0, "4", 0.5)]
+    # "cheap2" is next in the cost-aware order but less likely right than the best answer: passed over.
+    assert ranked.more(cands, asked, records) == [2] and reliable.more(cands, asked, records) == [4]
+    # No answer with a value yet: any candidate could beat it, so the next in order answers.
+    assert ranked.more(cands, [Asked(0, None, None)], records) == [1]
+    assert ranked.more(cands, [Asked(0, "4", 0.95)], records) == []
+    with pytest.raises(ValueError, match="escalate_to"):
+        Adaptive(confidence=0.8, k_max=3, escalate_to="cheapest")  # type: ignore[arg-type]
 
 
 def test_adaptive_first_stage_leaves_out_peers_far_weaker_than_the_first():
@@ -80,8 +95,8 @@ def test_adaptive_first_stage_leaves_out_peers_far_weaker_than_the_first():
 def test_adaptive_escalates_at_most_k_max_minus_k_times():
     cands = [_cand(str(i)) for i in range(5)]
     records = lambda: [0.9, 0.3, 0.6, 0.7, 0.8]  # noqa: E731
-    policy = policy_for(2, 4, 0.8)
-    assert policy == Adaptive(confidence=0.8, k_max=4, escalations=2)
+    policy = policy_for(2, 4, 0.8, escalate_to="reliable")
+    assert policy == Adaptive(confidence=0.8, k_max=4, escalations=2, escalate_to="reliable")
     # The first stage was trimmed to one answer; escalation still has only k_max - k = 2 places.
     assert policy.more(cands, [Asked(0, "1", 0.2)], records) == [4]
     assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1)], records) == [3]

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from reso.agents.adapters.prices import LIST_PRICES, PriceListError, load_price_list
 from reso.agents.adapters.replay import replay_table
-from reso.agents.defaults import default_pool_path, vendored_prices_path, zeroeval_pool_path
+from reso.agents.defaults import all_models_pool_path, default_pool_path, vendored_prices_path, zeroeval_pool_path
 from reso.agents.pool import PoolError, load_pool
 from reso.agents.pool_source import load_pool_for, pool_file_for
 from reso.evals.cli import app
@@ -125,6 +125,22 @@ def test_the_curated_pool_loads_and_every_model_has_a_listed_price() -> None:
         "Algebra", "Probability and Statistics", "Geometry", "Arithmetic Word Problems"}
     prices = sorted((price_in + price_out) / 2 for _, price_in, price_out in models.values())
     assert prices[0] <= 0.1 and prices[-1] >= 9  # spans the price range
+
+
+def test_the_all_models_pool_holds_every_recorded_model_replaying_the_files_that_record_it() -> None:
+    pool = load_pool(all_models_pool_path())
+    folder = all_models_pool_path().parent
+    math, gsm = (replay_table(folder / name) for name in ("math_l5_dev.jsonl.gz", "gsm8k_dev.jsonl.gz"))
+    models = models_of(pool)
+    assert set(models) == set(math.models) | set(gsm.models) and len(models) == 54
+    assert len(pool) == 54 * 4 + 1 and len({agent.id for agent in pool}) == len(pool)
+    curated = load_pool(zeroeval_pool_path())
+    assert {a.role for a in pool if a.kind == "llm"} == {a.role for a in curated if a.kind == "llm"}
+    for model, (files, _, _) in models.items():
+        expected = [str(folder / name) for name, table in (("math_l5_dev.jsonl.gz", math), ("gsm8k_dev.jsonl.gz", gsm))
+                    if model in table.models]
+        assert files.removeprefix("replay:").split(",") == expected, model
+    assert set(models_of(curated)) < set(models)
 
 
 def test_the_vendored_files_cover_the_documented_questions_and_models() -> None:
