@@ -60,6 +60,9 @@ def eval_command(
     peer_margin: Annotated[Optional[float], typer.Option(
         help="Adaptive fine stage: of the first k, skip a candidate whose model's record is more than this below "
              "the first's (1: all k answer).")] = None,
+    escalate_to: Annotated[Optional[str], typer.Option(
+        help="Adaptive fine stage: ranked (the first candidate in the cost-aware order that could beat the best "
+             "answer so far) or reliable (the one with the best training record, whatever its price).")] = None,
     exploration: Annotated[Optional[float], typer.Option(
         help="Exploration constant of the selection policy (training; 1 is plain Thompson sampling).")] = None,
     integration: Annotated[Optional[str], typer.Option(
@@ -122,12 +125,12 @@ def eval_command(
             **{key: value for key, value in {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd,
                                               "max_tokens": max_tokens, "max_seconds": max_seconds,
                                               "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
-                                              "peer_margin": peer_margin,
+                                              "peer_margin": peer_margin, "escalate_to": escalate_to,
                                               "exploration": exploration,
                                               "integration": integration}.items()
                if value is not None})
         # checks the adaptive settings before any run
-        policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin)
+        policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin, settings.escalate_to)
         loaded = pool_file.pool or settings_pool(settings)
         parsed = parse_method(method, loaded)
         if parsed.kind == "vote" and not parsed.agents and _new_dadb(settings.db, mode):
