@@ -53,6 +53,48 @@ def _lock(path: Path) -> TextIO | None:
     return handle
 
 
+def _read(path: Path) -> tuple[dict[str, dict[str, Any]], list[str], int]:
+    """The rows of a results file by id, the lines that hold them, and how many lines were dropped (a last
+    line cut short, a repeated id).
+
+    Raises:
+        ResultsFormatError: A line other than the last that is not JSON, or a row that lacks a field.
+    """
+    if not path.exists():
+        return {}, [], 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    done: dict[str, dict[str, Any]] = {}
+    kept: list[str] = []
+    dropped = 0
+    for number, line in enumerate(lines, start=1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):  # the one line a crash can cut short
+                dropped += 1
+                continue
+            raise ResultsFormatError(f"{path}:{number}: not a JSON object (edited by hand?)") from None
+        missing = [key for key in ROW_FIELDS if not isinstance(row, dict) or key not in row]
+        if missing:
+            raise ResultsFormatError(f"{path}:{number}: result row lacks field '{missing[0]}'")
+        if row["id"] in done:
+            dropped += 1
+            continue
+        done[row["id"]] = row
+        kept.append(line)
+    return done, kept, dropped
+
+
+def finished_rows(path: Path) -> dict[str, dict[str, Any]]:
+    """The rows a run resuming into `path` will skip, by item id: read as `ResultsFile` reads them, but
+    without its lock and writing nothing (a progress display counts them before the run opens the file).
+
+    Raises:
+        ResultsFormatError: As `ResultsFile` would.
+    """
+    return _read(path)[0]
+
+
 class ResultsFile:
     """Append-only JSONL of per-item results, keyed by item id; one writer at a time.
 
@@ -85,26 +127,7 @@ class ResultsFile:
 
     def _load(self) -> list[str]:
         """Read the rows into `done`; returns the lines kept."""
-        if not self.path.exists():
-            return []
-        lines = self.path.read_text(encoding="utf-8").splitlines()
-        kept: list[str] = []
-        for number, line in enumerate(lines, start=1):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                if number == len(lines):  # the one line a crash can cut short
-                    self.dropped_lines += 1
-                    continue
-                raise ResultsFormatError(f"{self.path}:{number}: not a JSON object (edited by hand?)") from None
-            missing = [key for key in ROW_FIELDS if not isinstance(row, dict) or key not in row]
-            if missing:
-                raise ResultsFormatError(f"{self.path}:{number}: result row lacks field '{missing[0]}'")
-            if row["id"] in self.done:
-                self.dropped_lines += 1
-                continue
-            self.done[row["id"]] = row
-            kept.append(line)
+        self.done, kept, self.dropped_lines = _read(self.path)
         return kept
 
     def append(self, row: dict[str, Any]) -> None:
