@@ -91,6 +91,9 @@ class ModelSpec(BaseModel):
     price_in: float | None = Field(default=None, ge=0, description="USD per million input tokens.")
     price_out: float | None = Field(default=None, ge=0, description="USD per million output tokens.")
     params: dict[str, Any] = Field(default_factory=dict, description="Extra chat-model keyword arguments.")
+    strengths: str | None = Field(default=None, min_length=1, description=(
+        "What the model is good at, in the pool author's words: added to the profile text of each of its agents, "
+        "so retrieval can tell models apart where roles alone cannot (without it, the DADB's record decides)."))
     faults: FaultConfig | None = Field(default=None, description=(
         "Inject faults into a share of this model's calls (testing; see reso.agents.adapters.faults)."))
 

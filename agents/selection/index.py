@@ -33,8 +33,10 @@ HNSW_EF_SEARCH = 128
 
 
 def profile_text(agent: Agent) -> str:
-    """The text embedded for an agent: its role and its profile sentence."""
-    return f"{agent.role}: {agent.profile}"
+    """The text embedded for an agent: its role and its profile sentence, and its model's strengths when the
+    pool states them."""
+    text = f"{agent.role}: {agent.profile}"
+    return f"{text} {agent.model.strengths}" if agent.model.strengths else text
 
 
 def pool_fingerprint(agent_ids: Iterable[str], texts: Iterable[str], embedder_name: str) -> str:

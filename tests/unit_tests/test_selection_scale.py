@@ -121,3 +121,16 @@ def test_routing_on_shared_profiles_finds_the_best_model_among_many() -> None:
     assert outcome["thompson"]["regret_vs_random"] <= 0.25
     assert outcome[PLAIN_TOP_M]["best_pick_rate"] < outcome["thompson"]["best_pick_rate"]
     assert outcome["thompson"]["regret"] < min(outcome[UNPOOLED]["regret"], outcome[PLAIN_TOP_M]["regret"])
+
+
+def test_strengths_a_pool_states_tell_models_apart_in_retrieval() -> None:
+    pool = pool_from_dict({
+        "models": [{"spec": "openai:counter", "price_in": 1.0, "price_out": 1.0,
+                    "strengths": "counting problems, combinations, permutations and dice probabilities"},
+                   {"spec": "openai:plain", "price_in": 1.0, "price_out": 1.0}],
+        "roles": ["Algebra", "Probability and Statistics"],
+    })
+    chosen = selector(pool, DADB(), k=4)
+    assert chosen.groups.count == 4  # the strengths make each model's profile its own
+    hits = chosen.index.search(EMBEDDER.embed(["How many permutations of the dice and combinations are there?"])[0], 4)
+    assert hits[0][0].startswith("counter/")
