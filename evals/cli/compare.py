@@ -76,15 +76,6 @@ def _print_table(comparison: Comparison) -> None:
     console.print(comparison_table(comparison, width=console.width))
 
 
-def breakable(label: str) -> str:
-    """A method's label with room to wrap between its parts (`single: o1-mini`, `cascade: a, b > c`), so a
-    narrow terminal wraps between model names instead of cutting one."""
-    head, colon, rest = label.partition(":")
-    if not colon or " " in head:
-        return label
-    return f"{head}: " + rest.replace(",", ", ").replace(">", " > ")
-
-
 def _figures(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     """The figures' column headers and, per run, its cells: each figure over its interval."""
     # Items in a run beyond those shared are worth a column only where some run has them.
@@ -112,6 +103,8 @@ def comparison_table(comparison: Comparison, width: int | None = None) -> Table:
     from rich import box
     from rich.markup import escape
     from rich.table import Table
+
+    from reso.evals.reports.run_labels import breakable
 
     reference = escape(Path(comparison.reference).name)
     table = Table(title=f"{comparison.shared_items} items shared by all {len(comparison.runs)} runs",

@@ -98,17 +98,21 @@ def demo_command(
 def _table(title: str, rows: list[dict]) -> Any:
     from rich.table import Table
 
+    from reso.evals.reports.run_labels import breakable
+
     table = Table(title=title)
-    for column in ("method", "items", "accuracy (95 % CI)", "vs best single (95 % CI)", "USD",
-                   "cost vs best single"):
+    methods = [breakable(row["method"]) for row in rows]  # wrapped between model names, never cut
+    longest = max((len(word) for method in methods for word in method.split()), default=6)
+    table.add_column("method", min_width=longest)
+    for column in ("items", "accuracy (95 % CI)", "vs best single (95 % CI)", "USD", "cost vs best single"):
         table.add_column(column)
-    for row in rows:
+    for method, row in zip(methods, rows, strict=True):
         low, high = row["accuracy_ci95"] or (float("nan"), float("nan"))
         diff = row["diff_vs_best_single_ci95"]
         versus = (f"{row['diff_vs_best_single'] * 100:+.1f} [{diff[0] * 100:+.1f}, {diff[1] * 100:+.1f}]"
                   if diff else "-")
         ratio = f"{row['cost_vs_best_single']:.2f}×" if row["cost_vs_best_single"] is not None else "-"
-        table.add_row(row["method"], str(row["n"]), f"{row['accuracy']:.1%} [{low:.1%}, {high:.1%}]", versus,
+        table.add_row(method, str(row["n"]), f"{row['accuracy']:.1%} [{low:.1%}, {high:.1%}]", versus,
                       f"{row['cost_usd']:.3f}", ratio)
     return table
 

@@ -103,3 +103,12 @@ def run_labels(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
     seen = Counter(labels)
     return [f"{label} [{summaries[i].get('run', i)}]" if seen[label] > 1 else label
             for i, label in enumerate(labels)]
+
+
+def breakable(label: str) -> str:
+    """A method's label with room to wrap between its parts (`single: o1-mini`, `cascade: a, b > c`), so a
+    narrow terminal table wraps between model names instead of cutting one."""
+    head, colon, rest = label.partition(":")
+    if not colon or " " in head or rest.isdigit():  # `vote:3` has nothing to wrap
+        return label
+    return f"{head}: " + rest.replace(",", ", ").replace(">", " > ")

@@ -10,9 +10,10 @@ from rich.console import Console
 
 from reso.agents.defaults import zeroeval_pool_path
 from reso.agents.pool_source import load_pool_for
-from reso.evals.cli.compare import breakable, comparison_table
+from reso.evals.cli.compare import comparison_table
 from reso.evals.cli.pool import pool_table
 from reso.evals.reports.compare import compare_runs, load_run
+from reso.evals.reports.run_labels import breakable
 from tests.run_fixtures import result_row, write_run
 
 
@@ -67,3 +68,16 @@ def test_method_labels_break_between_models():
     assert breakable("cascade:a,b>c") == "cascade: a, b > c"
     assert breakable("single:o1-mini") == "single: o1-mini"
     assert breakable("reso (k=2, cost_weight=1)") == "reso (k=2, cost_weight=1)"
+    assert breakable("vote:3") == "vote:3"
+
+
+def test_the_demo_table_wraps_a_cascade_between_its_models_instead_of_cutting_it():
+    from reso.evals.cli.demo import _table
+
+    row = {"method": "cascade:Meta-Llama-3.1-70B-Instruct,gpt-4o-mini-2024-07-18>claude-3-5-sonnet-20240620",
+           "n": 100, "accuracy": 0.89, "accuracy_ci95": [0.814, 0.937], "diff_vs_best_single": -0.02,
+           "diff_vs_best_single_ci95": [-0.06, 0.02], "cost_usd": 0.186, "cost_vs_best_single": 0.31}
+    text = _render(_table("GSM8K", [row]), width=132)
+    assert "…" not in text
+    for name in ("Meta-Llama-3.1-70B-Instruct", "gpt-4o-mini-2024-07-18", "claude-3-5-sonnet-20240620"):
+        assert name in text
