@@ -1,5 +1,6 @@
 """report.html in a real browser: a tiny scripted evaluation's page opened in headless Chromium shows the
-accuracy, an item's chosen agent and the DAG's step nodes, and renders to a screenshot that is not blank.
+accuracy, an item's chosen agent and the DAG's step nodes, the agents by model name and the items by id, and
+renders to a screenshot that is not blank at 1400 and at 800 pixels wide.
 
 Needs a Chromium binary (Debian's `chromium` package; `.ci/run` installs it); skips when there is none, and
 fails so under CI (`tests/resources.py`).
@@ -88,14 +89,24 @@ def test_the_rendered_page_shows_accuracy_agents_and_dag(browser, run_dir, tmp_p
     assert 'class="step bad" data-step="0"' in dom  # p2's first sub-answer was wrong
 
 
-def test_the_screenshot_is_not_blank(browser, run_dir, tmp_path):
+def test_the_page_names_agents_by_model_and_lists_items_by_id(browser, run_dir, tmp_path):
+    result = _chromium(browser, "--dump-dom", (run_dir / "report.html").as_uri(), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = result.stdout
+    # The scripted agents' specs are fake:<id>; the table shows the model's name, not the spec.
+    assert "<td>strong</td><td><code>strong</code></td>" in dom and "fake:" not in dom
+    assert [dom.index(f'id="item-p{i}"') for i in range(3)] == sorted(dom.index(f'id="item-p{i}"') for i in range(3))
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_the_screenshot_is_not_blank(browser, run_dir, tmp_path, width):
     shot = tmp_path / "page.png"
-    result = _chromium(browser, f"--screenshot={shot}", "--window-size=1000,900", (run_dir / "report.html").as_uri(),
-                       cwd=tmp_path)
+    result = _chromium(browser, f"--screenshot={shot}", f"--window-size={width},900",
+                       (run_dir / "report.html").as_uri(), cwd=tmp_path)
     assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
     import matplotlib.image
 
     pixels = np.asarray(matplotlib.image.imread(shot))[..., :3]
-    assert pixels.shape[:2] == (900, 1000)
+    assert pixels.shape[:2] == (900, width)
     dark = (pixels.mean(axis=2) < 0.5).mean()
     assert pixels.std() > 0.05 and 0.005 < dark < 0.5, (pixels.std(), dark)  # text and table lines, not a blank page
