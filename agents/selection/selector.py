@@ -6,9 +6,9 @@ profiles are most similar (`ProfileIndex`), every agent that shares a profile wi
 score them with the configured variant of `reso.agents.selection.scoring` (Thompson sampling by default,
 KL-UCB or the UCB formulas) using statistics from the DADB (mirrored in memory by `StatsCache`), each
 agent's record pooled with its model's in other roles and domains (`ModelPooling`), and return the `k` best
-as `Candidate`s carrying every score component. Ties are broken by a tiny seeded random draw; Thompson draws come from the same seeded
-generator, one stream per selection keyed by the subtask text and how often it was selected before, so
-concurrent selections draw alike whatever order they run in. The engine's fine stage
+as `Candidate`s carrying every score component. Ties are broken by a tiny seeded random draw; Thompson draws
+come from the same seeded generator, one stream per selection keyed by the subtask text and how often it was
+selected before, so concurrent selections draw alike whatever order they run in. The engine's fine stage
 (`reso.graphs.fine_stage`) runs those candidates and keeps the best-scored answer; `update` feeds each
 candidate's reward and cost back to the DADB (a no-op in test mode).
 
@@ -46,6 +46,8 @@ __all__ = ["VARIANTS", "Candidate", "RandomSelector", "Selector", "SelectorConfi
 
 Variant = Literal["thompson", "kl-ucb", "moss", "normalized", "paper"]
 VARIANTS: tuple[Variant, ...] = ("thompson", "kl-ucb", "moss", "normalized", "paper")
+CostScale = Literal["median", "dearest"]
+COST_SCALES: tuple[CostScale, ...] = ("median", "dearest")
 # Default exploration constant per variant (see `exploration_c`).
 _DEFAULT_C: dict[str, float] = {"thompson": 0.3, "kl-ucb": 1.0, "moss": 0.2, "normalized": 0.1, "paper": 0.3}
 
@@ -145,7 +147,7 @@ class SelectorConfig:
     domain_prior: float | None = field(default=None, metadata=_doc(
         "At most this many pseudo-visits from the model's record in other domains seed its record in a "
         "domain. Default: 2 for every variant but 'paper' (0)."))
-    cost_scale: Literal["median", "dearest"] = field(default="median", metadata=_doc(
+    cost_scale: CostScale = field(default="median", metadata=_doc(
         "What a candidate's cost is compared with in the penalty (`reso.agents.selection.scoring`): 'median', "
         "cost / (cost + the candidates' median cost), so an outlier price discounts nobody; 'dearest', cost / "
         "the dearest candidate's cost (the earlier rule)."))
@@ -166,8 +168,8 @@ class SelectorConfig:
             self.role_weight = 0.0 if self.variant == "paper" else 1.0
         if self.domain_prior is None:
             self.domain_prior = 0.0 if self.variant == "paper" else 2.0
-        if self.cost_scale not in ("median", "dearest"):
-            raise ValueError(f"cost_scale must be median or dearest, got {self.cost_scale!r}")
+        if self.cost_scale not in COST_SCALES:
+            raise ValueError(f"cost_scale must be one of {', '.join(COST_SCALES)}, got {self.cost_scale!r}")
         if not 0 <= self.role_weight <= 1:
             raise ValueError(f"role_weight must be in [0, 1], got {self.role_weight}")
         if self.top_m < 1 or self.k < 1:
@@ -282,9 +284,13 @@ class UCBSelector:
         parts["pooled_visits"], parts["visits"] = parts["visits"], table.visits[positions].astype(np.float64)
         jitter = rng.random(positions.size)
         ranked = _head_ranking(parts["score"], jitter, 8 * k + 16)
-        order = self._diverse(ranked, positions, k) if self.config.distinct_models else ranked[:k]
-        if len(order) < min(k, positions.size):  # the head held too few models: rank everyone
-            order = self._diverse(np.lexsort((jitter, -parts["score"])), positions, k)
+        if not self.config.distinct_models:
+            order = [int(i) for i in ranked[:k]]
+        else:
+            order = self._diverse(ranked, positions, k)
+            if ranked.size < positions.size and len({self.agents[positions[i]].model.spec for i in order}) < k:
+                # The head holds fewer models than k: other models may wait further down the ranking.
+                order = self._diverse(np.lexsort((jitter, -parts["score"])), positions, k)
         return [
             Candidate(
                 agent=self.agents[positions[i]],
