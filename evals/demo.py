@@ -41,13 +41,25 @@ from typing import Any
 
 from reso.agents.pool import Pool
 from reso.evals.backends.base import Backend
-from reso.evals.datasets import load_dataset
+from reso.evals.datasets import Problem, load_dataset
+from reso.evals.demo_events import (
+    BASELINES,
+    FITTING_CRM,
+    GENERAL_CRM,
+    TESTING_RESO,
+    TRAINING,
+    WAITING_FOR_CRM,
+    DemoProgress,
+    LogProgress,
+    PlannedRun,
+    RunStart,
+)
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
 from reso.evals.recorded_benchmark import RecordedBenchmark
 from reso.evals.reports.report import write_run_report, write_sweep_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
-from reso.graphs.team import Team, team_for
+from reso.graphs.team import Team, settings_pool, team_for
 from reso.reward.records import LabelledRecord
 
 Log = Callable[[str], None]
@@ -94,6 +106,10 @@ RESO_VARIANTS: dict[str, dict[str, Any]] = {
     "whole first stage": {"peer_margin": 1.0},
     "escalate to the most reliable": {"escalate_to": "reliable"},
 }
+
+# How progress names the two training-mode runs (the test runs go by their table labels).
+TRAINING_RUN = "reso (training)"
+STAGED_PASS = "reso (staged pass)"
 
 
 @dataclass(frozen=True)
@@ -173,16 +189,35 @@ def recorded_baselines(team: Team, log: Log) -> list[str]:
     return methods
 
 
+def resumed(run_dir: Path, problems: Sequence[Problem]) -> list[dict[str, Any]]:
+    """The rows of `problems` that `run_dir` holds already (a run resuming there skips them); none when its
+    results file cannot be read (the run itself then says why)."""
+    from reso.evals.results import ResultsFormatError, finished_rows
+
+    try:
+        rows = finished_rows(run_dir / "results.jsonl")
+    except (OSError, UnicodeDecodeError, ResultsFormatError):
+        return []
+    return [row for problem in problems if (row := rows.get(problem.id)) is not None]
+
+
 def _run(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings: ReSoSettings,
-         limit: int | None, log: Log, team: Team | None = None) -> dict[str, Any]:
-    problems = load_dataset(dataset, limit=limit)
+         problems: Sequence[Problem], progress: DemoProgress, benchmark: str, label: str | None = None,
+         team: Team | None = None) -> dict[str, Any]:
+    done = resumed(run_dir, problems)
+    run = RunStart(benchmark=benchmark, label=label or method, dataset=dataset, mode=settings.mode,
+                   folder=run_dir, items=len(problems), done=len(done),
+                   correct=sum(bool(row["correct"]) for row in done),
+                   cost_usd=sum(row["usage"]["cost_usd"] for row in done))
+    progress.run_started(run)  # before the team is built: the first build (models, embedder) takes a while
     team = team or team_for(settings)
-    log(f"{method} on {dataset} ({settings.mode}, {len(problems)} items) → {run_dir}")
     concurrency = config.training_concurrency if settings.mode == "train" else config.concurrency
     eval_config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=run_dir,
                              settings=settings, concurrency=concurrency)
-    summary = asyncio.run(run_eval(eval_config, problems, team, backend=config.backend))
+    summary = asyncio.run(run_eval(eval_config, problems, team, progress=progress.item_done,
+                                   backend=config.backend))
     write_run_report(run_dir)
+    progress.run_finished(run, summary)
     return {**summary, "run": run_dir.name}
 
 
@@ -206,7 +241,8 @@ def fit_vote(records_path: Path) -> str:
     return f"reliability:{min(max(q if q is not None else 0.2, 0.02), 0.5):.4f}"
 
 
-def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings, log: Log) -> Path:
+def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings, progress: DemoProgress,
+                benchmark: str = "") -> Path:
     """Ask the training questions the way the test's adaptive fine stage asks, and return the run folder
     (its `crm_records.jsonl` holds each subtask's answers in the order they were asked).
 
@@ -237,7 +273,8 @@ def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings,
     # learned on before, which was just replaced.
     team = build_team(settings)
     try:
-        _run(config, dataset, "reso", run_dir, settings, config.train_limit, log, team=team)
+        _run(config, dataset, "reso", run_dir, settings, load_dataset(dataset, limit=config.train_limit),
+             progress, benchmark, label=STAGED_PASS, team=team)
     finally:
         if team.dadb is not None:
             team.dadb.close()
@@ -303,30 +340,32 @@ def fit_general_crm(config: DemoConfig, pool: Pool, out: Path, log: Log) -> str 
     return f"small:{out}"
 
 
-def fit_calibrated(config: DemoConfig, out: Path, base: ReSoSettings, log: Log) -> str:
+def fit_calibrated(config: DemoConfig, out: Path, base: ReSoSettings, progress: DemoProgress) -> str:
     """The general CRM recalibrated on the training run's records and saved to `out/crm-calibrated`; the
     vote when the pool has no labelled recordings to train the general CRM on."""
     from reso.reward.calibrated_crm import fit_calibration
     from reso.reward.records import load_records
 
     records = out / "train-reso" / "crm_records.jsonl"
-    general = fit_general_crm(config, team_for(base).pool, config.out / "crm-general", log)
+    general = fit_general_crm(config, team_for(base).pool, config.out / "crm-general", progress.note)
     if general is None:
-        log("no labelled recordings of the pool's models to train the small CRM on: the CRM is the vote")
+        progress.note("no labelled recordings of the pool's models to train the small CRM on: "
+                      "the CRM is the vote")
         return fit_vote(records)
     scorer = fit_calibration(general, load_records(records))
     scorer.save(out / "crm-calibrated")
     return f"calibrated:{out / 'crm-calibrated'}"
 
 
-def fit_crm(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings, log: Log) -> str:
+def fit_crm(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings, progress: DemoProgress,
+            benchmark: str = "") -> str:
     """The scorer spec of the CRM `config.crm` names, fitted on the training split."""
     if config.crm == "calibrated":
-        return fit_calibrated(config, out, base, log)
+        return fit_calibrated(config, out, base, progress)
     if config.crm == "vote":
         return fit_vote(out / "train-reso" / "crm_records.jsonl")
     if config.crm == "staged":
-        staged = staged_pass(config, out, dataset, base, log)
+        staged = staged_pass(config, out, dataset, base, progress, benchmark)
         return fit_staged(staged / "crm_records.jsonl", out / "crm-staged")
     raise ValueError(f"unknown CRM {config.crm!r}; choose one of {', '.join(CRMS)}")
 
@@ -335,51 +374,93 @@ def _folder(method: str) -> str:
     return "test-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in method)
 
 
-def run_benchmark(config: DemoConfig, benchmark: Benchmark, log: Log = print,
+def crm_runs(config: DemoConfig) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """The test runs that use the fitted CRM, in the order they run: (label, method, run folder, changes to
+    ReSo's test settings); random selects agents at random, and the CRM keeps their answers."""
+    runs: list[tuple[str, str, str, dict[str, Any]]] = [("reso", "reso", "test-reso", {})]
+    runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), changes)
+             for label, changes in config.reso_variants.items()]
+    return [*runs, ("random", "random", _folder("random"), {})]
+
+
+def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Sequence[Problem],
+              baselines: Sequence[str]) -> list[PlannedRun]:
+    """Every run of a benchmark in the order it runs, each with the items its folder holds already."""
+    def planned(folder: str, label: str, mode: str, problems: Sequence[Problem]) -> PlannedRun:
+        return PlannedRun(folder, label, mode, len(problems), len(resumed(out / folder, problems)))
+
+    runs = [planned("train-reso", TRAINING_RUN, "train", train)]
+    runs += [planned(_folder(method), method, "test", test) for method in baselines]
+    if config.crm == "staged":  # the pass starts over every time
+        runs.append(PlannedRun("train-staged", STAGED_PASS, "train", len(train)))
+    return runs + [planned(folder, label, "test", test) for label, _, folder, _ in crm_runs(config)]
+
+
+def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgress | None = None,
                   crm_ready: Callable[[], object] = lambda: None) -> list[dict[str, Any]]:
-    """Train, then test every method on one benchmark; returns the test summaries (ReSo first).
+    """Train, then test every method on one benchmark; returns the test summaries (ReSo first). What it does
+    goes to `progress` (default: a line per run, printed).
 
     The baselines that never consult the CRM (each model alone, vote:3, the cascade, the oracle) run before
     it is fitted; `crm_ready` blocks until a CRM trained elsewhere (`general_crm_in_background`) is there.
     """
+    progress = progress or LogProgress(print)
+    title = benchmark.title
     out = config.out / benchmark.stem
     base = ReSoSettings(pool=world_pool(config, benchmark), seed=config.seed, db=str(out / "dadb.sqlite"))
     train_set, test_set = benchmark.splits(config.level)
     if config.swap_split:
         train_set, test_set = test_set, train_set
+    train_problems = load_dataset(train_set, limit=config.train_limit)
+    test_problems = load_dataset(test_set, limit=config.test_limit)
+    # Which of vote:3 and the cascade the training record allows is known after training: guessed until then.
+    models = llm_agents(settings_pool(base))
+    guess = ["oracle", *(("vote:3", "cascade") if len(models) >= 3 else ())]
+    progress.plan(title, plan_runs(config, out, train_problems, test_problems,
+                                   [*(f"single:{agent}" for agent in models), *guess]))
+    progress.start_stage(title, TRAINING)
     train_settings = base.replace(mode="train", scorer=config.training_scorer, k=config.training_k,
                                   cost_weight=config.training_cost_weight,
                                   exploration=config.training_exploration)
-    _run(config, train_set, "reso", out / "train-reso", train_settings, config.train_limit, log)
+    _run(config, train_set, "reso", out / "train-reso", train_settings, train_problems, progress, title,
+         label=TRAINING_RUN)
 
     without_crm = base.replace(mode="test", scorer="consensus", **RESO_TEST)
     team = team_for(without_crm)
     singles = [f"single:{agent}" for agent in llm_agents(team.pool)]
-    others = ["oracle", *recorded_baselines(team, log)]
+    others = ["oracle", *recorded_baselines(team, progress.note)]
+    progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others]))
+    progress.start_stage(title, BASELINES)
     # (label, method, run folder, settings)
-    done = {method: _test_run(config, test_set, out, (method, method, _folder(method), without_crm), log)
+    done = {method: _test_run(config, test_set, test_problems, out,
+                              (method, method, _folder(method), without_crm), progress, title)
             for method in [*singles, *others]}
 
+    if config.crm == "calibrated":
+        progress.start_stage(title, WAITING_FOR_CRM)
     crm_ready()
-    scorer = fit_crm(config, out, train_set, base, log)
-    log(f"CRM fitted on the training split: {scorer}")
+    progress.start_stage(title, FITTING_CRM)
+    scorer = fit_crm(config, out, train_set, base, progress, title)
+    progress.note(f"CRM fitted on the training split: {scorer}")
     test = base.replace(mode="test", scorer=scorer, **RESO_TEST)
-    reso_runs = [("reso", "reso", "test-reso", test)]
-    reso_runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), test.replace(**changes))
-                  for label, changes in config.reso_variants.items()]
-    random_run = ("random", "random", _folder("random"), test)  # random agents, kept by the CRM
-    done |= {run[0]: _test_run(config, test_set, out, run, log) for run in [*reso_runs, random_run]}
+    runs = [(label, method, folder, test.replace(**changes) if changes else test)
+            for label, method, folder, changes in crm_runs(config)]
+    progress.start_stage(title, TESTING_RESO)
+    done |= {run[0]: _test_run(config, test_set, test_problems, out, run, progress, title) for run in runs}
 
     write_sweep_report(out)
     # In the order the tables list them.
-    return [done[label] for label in [*(run[0] for run in reso_runs), *singles, "random", *others]]
+    reso_labels = [label for label, method, _, _ in runs if method == "reso"]
+    return [done[label] for label in [*reso_labels, *singles, "random", *others]]
 
 
-def _test_run(config: DemoConfig, dataset: str, out: Path, run: tuple[str, str, str, ReSoSettings],
-              log: Log) -> dict[str, Any]:
+def _test_run(config: DemoConfig, dataset: str, problems: Sequence[Problem], out: Path,
+              run: tuple[str, str, str, ReSoSettings], progress: DemoProgress,
+              benchmark: str) -> dict[str, Any]:
     """One test run of the table, its summary labelled as the table names it."""
     label, method, folder, settings = run
-    summary = _run(config, dataset, method, out / folder, settings, config.test_limit, log)
+    summary = _run(config, dataset, method, out / folder, settings, problems, progress, benchmark,
+                   label=label)
     if label != method:  # the reports and plots name the variant as the table does
         summary = {**summary, "run_label": label}
         (out / folder / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
@@ -387,24 +468,38 @@ def _test_run(config: DemoConfig, dataset: str, out: Path, run: tuple[str, str, 
 
 
 def _fit_general_crm_here(config: DemoConfig, pool_spec: str) -> str | None:
-    """`fit_general_crm` in a worker process (module-level, so a spawned process can import it)."""
-    return fit_general_crm(config, team_for(ReSoSettings(pool=pool_spec)).pool, config.out / "crm-general", print)
+    """`fit_general_crm` in a worker process (module-level, so a spawned process can import it). It prints
+    nothing: the parent shows the fit (a line from here would cut into its display, or into its standard
+    output, where `reso demo --json` writes its JSON)."""
+    return fit_general_crm(config, team_for(ReSoSettings(pool=pool_spec)).pool, config.out / "crm-general",
+                           lambda line: None)
 
 
 @contextlib.contextmanager
-def general_crm_in_background(config: DemoConfig) -> Iterator[Callable[[], object]]:
+def general_crm_in_background(config: DemoConfig,
+                              progress: DemoProgress | None = None) -> Iterator[Callable[[], object]]:
     """With `--crm calibrated`, train the general CRM in a second process while the first benchmark
     trains and runs its baselines (the engine's replay is one busy core; the CRM fit is another), and
     yield a call that waits for it. The benchmarks' own `fit_general_crm` then finds it saved. A failure
-    in the worker is raised by that call."""
+    in the worker is raised by that call. `progress` hears when the fit starts and ends."""
     if config.crm != "calibrated":
         yield lambda: None
         return
+    shown = progress or LogProgress(print)
+
+    def ended(error: BaseException | None) -> None:
+        # Called on the pool's result thread: an exception there would stop it, and the wait would never end.
+        with contextlib.suppress(Exception):
+            shown.background(GENERAL_CRM, running=False, error=None if error is None else str(error))
+
     pool_spec = world_pool(config, WORLDS[config.world][0])
     # spawn, not fork: the parent holds threads (the engine's worker threads, OpenMP) a fork would copy.
     # Leaving the block terminates the worker, so an error or Ctrl-C does not wait for the fit.
     with multiprocessing.get_context("spawn").Pool(1) as worker:
-        pending = worker.apply_async(_fit_general_crm_here, (dataclasses.replace(config, backend=None), pool_spec))
+        shown.background(GENERAL_CRM, running=True)
+        pending = worker.apply_async(_fit_general_crm_here,
+                                     (dataclasses.replace(config, backend=None), pool_spec),
+                                     callback=lambda _: ended(None), error_callback=ended)
         yield pending.get
 
 
@@ -421,15 +516,18 @@ def benchmarks_of(config: DemoConfig) -> tuple[Benchmark, ...]:
     return (Benchmark(recorded.name, recorded.name, datasets=datasets),)
 
 
-def run_demo(config: DemoConfig, log: Log = print) -> dict[str, list[dict[str, Any]]]:
-    """Run the whole job: test summaries by benchmark stem."""
+def run_demo(config: DemoConfig, log: Log = print,
+             progress: DemoProgress | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Run the whole job: test summaries by benchmark stem. What it does goes to `progress`; without one,
+    `log` gets a line as each run starts, and the notes (`LogProgress`)."""
     if config.world not in WORLDS:
         raise ValueError(f"unknown world {config.world!r}; choose one of {', '.join(WORLDS)}")
     if config.crm not in CRMS:
         raise ValueError(f"unknown CRM {config.crm!r}; choose one of {', '.join(CRMS)}")
+    shown = progress or LogProgress(log)
     benchmarks = benchmarks_of(config)
-    with general_crm_in_background(config) as crm_ready:
-        return {b.stem: run_benchmark(config, b, log, crm_ready) for b in benchmarks}
+    with general_crm_in_background(config, shown) as crm_ready:
+        return {b.stem: run_benchmark(config, b, shown, crm_ready) for b in benchmarks}
 
 
 def _within(best: dict[str, Any], others: Sequence[dict[str, Any]], points: float) -> dict[str, Any]:

@@ -1,16 +1,28 @@
 """The main job on a small slice of the two-model world: every method runs, the baselines chosen from the
 training record are the ones the record implies, the default CRM is the general small CRM (trained on the
-pool's recorded answers to training questions, in a second process) calibrated on the training run, and
-the table carries intervals and paired differences."""
+pool's recorded answers to training questions, in a second process) calibrated on the training run, the
+table carries intervals and paired differences, and the job reports each stage, run and item as it goes."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Any
 
 import pytest
 
 from reso.agents.defaults import data_dir
 from reso.evals.demo import DemoConfig, cascade_from_record, comparison_rows, run_demo
+from reso.evals.demo_events import (
+    BASELINES,
+    FITTING_CRM,
+    GENERAL_CRM,
+    TESTING_RESO,
+    TRAINING,
+    WAITING_FOR_CRM,
+    PlannedRun,
+    RunStart,
+)
 from reso.evals.methods import MethodError, best_recorded
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import build_team
@@ -18,12 +30,45 @@ from reso.reward.records import load_records, split_by_question
 from reso.reward.small_crm import is_small_crm_dir
 
 
+class Recorder:
+    """A `DemoProgress` that keeps every event in the order it came."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, ...]] = []
+
+    def plan(self, benchmark: str, runs: list[PlannedRun]) -> None:
+        self.events.append(("plan", benchmark, list(runs)))
+
+    def start_stage(self, benchmark: str, stage: str) -> None:
+        self.events.append(("stage", benchmark, stage))
+
+    def run_started(self, run: RunStart) -> None:
+        self.events.append(("run", run))
+
+    def item_done(self, row: dict[str, Any]) -> None:
+        self.events.append(("item", row["id"]))
+
+    def run_finished(self, run: RunStart, summary: dict[str, Any]) -> None:
+        self.events.append(("finished", run, summary["n"]))
+
+    def background(self, task: str, running: bool, error: str | None = None) -> None:
+        self.events.append(("background", task, running, error))
+
+    def note(self, line: str) -> None:
+        self.events.append(("note", line))
+
+
 @pytest.fixture(scope="module")
-def small_demo(tmp_path_factory):
+def demo_events() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture(scope="module")
+def small_demo(tmp_path_factory, demo_events):
     out = tmp_path_factory.mktemp("demo")
     config = DemoConfig(out=out, world="two-model", train_limit=12, test_limit=6, concurrency=4,
                         reso_variants={"cost weight 0.1": {"cost_weight": 0.1}})
-    return out, run_demo(config, log=lambda line: None)
+    return out, run_demo(config, progress=demo_events)
 
 
 def test_every_method_runs_on_the_same_test_items(small_demo):
@@ -89,3 +134,51 @@ def test_the_default_crm_is_the_general_crm_calibrated_on_the_training_run(small
     for label, summary in summaries.items():
         if label.startswith("single:") or label == "oracle":
             assert summary["settings"]["scorer"] == "consensus"
+
+
+TITLE = "GSM8K-MAS (GPT-4 and Mixtral)"
+SINGLES = ["single:gpt-4/arithmetic-word-problems", "single:mixtral/arithmetic-word-problems"]
+
+
+def test_the_progress_hears_every_stage_in_order(small_demo, demo_events):
+    stages = [event[1:] for event in demo_events.events if event[0] == "stage"]
+    assert stages == [(TITLE, TRAINING), (TITLE, BASELINES), (TITLE, WAITING_FOR_CRM), (TITLE, FITTING_CRM),
+                      (TITLE, TESTING_RESO)]
+    background = [event[1:] for event in demo_events.events if event[0] == "background"]
+    assert background == [(GENERAL_CRM, True, None), (GENERAL_CRM, False, None)]
+    notes = [event[1] for event in demo_events.events if event[0] == "note"]
+    assert notes[0] == "baseline left out: vote:3 needs 3 models; pool 'default-gsm8k-replay' has 2"
+    assert notes[1] == f"CRM fitted on the training split: calibrated:{small_demo[0] / 'gsm8k-mas' / 'crm-calibrated'}"
+
+
+def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_events):
+    out, _ = small_demo
+    plans = [event[2] for event in demo_events.events if event[0] == "plan"]
+    # Sent before training (two models: no vote:3 or cascade to guess) and again after it, when the training
+    # run's folder holds its 12 items.
+    assert len(plans) == 2 and plans[1] == [dataclasses.replace(plans[0][0], done=12), *plans[0][1:]]
+    expected = [("train-reso", "reso (training)", "train", 12),
+                ("test-single-gpt-4-arithmetic-word-problems", SINGLES[0], "test", 6),
+                ("test-single-mixtral-arithmetic-word-problems", SINGLES[1], "test", 6),
+                ("test-oracle", "oracle", "test", 6), ("test-reso", "reso", "test", 6),
+                ("test-reso-cost-weight-0.1", "reso (cost weight 0.1)", "test", 6), ("test-random", "random", "test", 6)]
+    assert [(p.folder, p.label, p.mode, p.items, p.done) for p in plans[0]] == [(*run, 0) for run in expected]
+    # Each run: started with nothing done, then each of its items once, then finished with all of them.
+    runs: list[tuple[RunStart, list[str]]] = []
+    open_run = None
+    for event in demo_events.events:
+        if event[0] == "run":
+            assert open_run is None
+            open_run = event[1]
+            runs.append((open_run, []))
+        elif event[0] == "item":
+            assert open_run is not None
+            runs[-1][1].append(event[1])
+        elif event[0] == "finished":
+            assert event[1] == open_run and event[2] == open_run.items
+            open_run = None
+    assert open_run is None
+    assert [(r.folder, r.label, r.mode, r.items, r.done, r.benchmark) for r, _ in runs] == [
+        (out / "gsm8k-mas" / folder, label, mode, items, 0, TITLE) for folder, label, mode, items in expected]
+    assert [len(set(items)) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6]
+    assert [len(items) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6]

@@ -21,6 +21,7 @@ from reso.evals.demo import (
     staged_pass,
     world_pool,
 )
+from reso.evals.demo_events import LogProgress
 from reso.graphs.settings import ReSoSettings
 from reso.reward.records import load_records
 from reso.reward.small_crm import is_small_crm_dir
@@ -60,7 +61,7 @@ def test_the_staged_pass_asks_like_the_fine_stage_and_leaves_the_trained_dadb_al
     trained = visits(out / "dadb.sqlite")
     base = ReSoSettings(pool=world_pool(config, WORLDS["two-model"][0]), seed=config.seed,
                         db=str(out / "dadb.sqlite"))
-    run_dir = staged_pass(config, out, "gsm8k-mas-easy-train", base, log=lambda line: None)  # a rerun starts over
+    run_dir = staged_pass(config, out, "gsm8k-mas-easy-train", base, LogProgress(lambda line: None))  # starts over
     assert visits(out / "dadb.sqlite") == trained
     learned = visits(run_dir / "dadb.sqlite")
     assert sum(learned.values()) > sum(trained.values())
