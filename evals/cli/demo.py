@@ -70,13 +70,13 @@ def demo_command(
                         train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm,
                         recorded=recorded)
     from reso.evals.backends.base import BackendError, BackendSetupError, open_backend
+    from reso.evals.cli.demo_progress import demo_progress
     from reso.evals.datasets.problem import DatasetError
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     try:
-        with open_backend(backend, address=address, workers=workers) as runner:
-            by_benchmark = run_demo(dataclasses.replace(config, backend=runner),
-                                    log=lambda line: console.print(f"[dim]{line}[/dim]"))
+        with open_backend(backend, address=address, workers=workers) as runner, demo_progress(console) as progress:
+            by_benchmark = run_demo(dataclasses.replace(config, backend=runner), progress=progress)
     except (ResultsBusyError, ResultsFormatError, BackendSetupError, DatasetError) as error:
         fail(str(error))  # e.g. a folder of other settings, or question files that share a question
     except BackendError as error:
