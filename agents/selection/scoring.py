@@ -21,18 +21,14 @@ Cost penalty `P_cost`:
   list price, `cost = (cost_sum + prior) / (n + 1)`, where `prior = price_in * prior_input_tokens +
   price_out * prior_output_tokens` (per token); then
 
-      P_cost = cost_weight * cost / (cost + ref),  ref = max(median cost among the candidates, cost_ref_usd)
+      P_cost = cost_weight * cost / max(max cost among the candidates, cost_ref_usd)
 
-  (`cost_scale="median"`, the default): a number in [0, cost_weight): a candidate at the candidates' median
-  price pays half of `cost_weight`, one at ten times it 0.91 of it, one at a tenth 0.09, a free tool agent
-  nothing. `cost_scale="dearest"` (the earlier rule) divides by the dearest candidate's cost instead,
-  `P_cost = cost_weight * cost / max(max cost, cost_ref_usd)`, so that one outlier (gpt-4-0314 or
-  claude-3-opus among forty models, at five times o1-mini's price) discounts every other candidate, and
-  o1-preview looks cheap beside it; the median is what the bulk of the candidates cost, whatever the
-  outliers. Both are scale-free (only price ratios among the candidates matter) unless `cost_ref_usd` sets
-  an absolute reference. With the defaults (w_rep 2, cost_weight 1) the penalties of a cheap and a dear
-  candidate differ by up to half a unit of smoothed reward: a cheap agent beats a dearer one of equal
-  reputation and similarity, but an agent that is clearly more reliable still beats a cheap poor one.
+  a number in [0, cost_weight]: the most expensive candidate pays `cost_weight`, a candidate at a tenth of
+  its price pays a tenth of that, a free tool agent pays nothing. It is scale-free (only price ratios
+  among the candidates matter) unless `cost_ref_usd` sets an absolute reference. With the defaults
+  (w_rep 2, cost_weight 1) the full penalty equals half a unit of smoothed reward: a cheap agent beats
+  a dearer one of equal reputation and similarity, but an agent that is clearly more reliable (by more
+  than ~0.5 reward minus its price share) still beats a cheap poor one.
 
 Bayesian variants (`thompson`, the default, `kl-ucb` and `moss`; see `reso.agents.selection.posterior`)
 replace the smoothed mean and its bonus by a belief about the success probability, scored against the mean
@@ -193,18 +189,11 @@ def bayes_components(
 def _normalized_cost(
     costs: np.ndarray, n: np.ndarray, prior_cost: np.ndarray, config: SelectorConfig
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Expected cost per call (one list-price pseudo-call as prior) and its penalty (`config.cost_scale`)."""
+    """Expected cost per call (one list-price pseudo-call as prior) and its penalty relative to the dearest."""
     mean_cost = (costs + np.asarray(prior_cost, dtype=np.float64)) / (n + 1.0)
-    if config.cost_scale == "dearest":
-        scale = max(float(mean_cost.max(initial=0.0)), config.cost_ref_usd)
-        penalty = config.cost_weight * mean_cost / scale if scale > 0 else np.zeros_like(mean_cost)
-        return mean_cost, penalty
-    reference = max(float(np.median(mean_cost)) if mean_cost.size else 0.0, config.cost_ref_usd)
-    total = mean_cost + reference
-    share = np.divide(mean_cost, total, out=np.zeros_like(mean_cost), where=total > 0)
-    if reference == 0:  # most candidates are free: any priced one pays in full
-        share = np.where(mean_cost > 0, 1.0, 0.0)
-    return mean_cost, config.cost_weight * share
+    scale = max(float(mean_cost.max(initial=0.0)), config.cost_ref_usd)
+    penalty = config.cost_weight * mean_cost / scale if scale > 0 else np.zeros_like(mean_cost)
+    return mean_cost, penalty
 
 
 def _gate(s_sim: np.ndarray, config: SelectorConfig) -> np.ndarray:

@@ -46,8 +46,7 @@ __all__ = ["VARIANTS", "Candidate", "RandomSelector", "Selector", "SelectorConfi
 
 Variant = Literal["thompson", "kl-ucb", "moss", "normalized", "paper"]
 VARIANTS: tuple[Variant, ...] = ("thompson", "kl-ucb", "moss", "normalized", "paper")
-CostScale = Literal["median", "dearest"]
-COST_SCALES: tuple[CostScale, ...] = ("median", "dearest")
+
 # Default exploration constant per variant (see `exploration_c`).
 _DEFAULT_C: dict[str, float] = {"thompson": 0.3, "kl-ucb": 1.0, "moss": 0.2, "normalized": 0.1, "paper": 0.3}
 
@@ -147,10 +146,6 @@ class SelectorConfig:
     domain_prior: float | None = field(default=None, metadata=_doc(
         "At most this many pseudo-visits from the model's record in other domains seed its record in a "
         "domain. Default: 2 for every variant but 'paper' (0)."))
-    cost_scale: CostScale = field(default="median", metadata=_doc(
-        "What a candidate's cost is compared with in the penalty (`reso.agents.selection.scoring`): 'median', "
-        "cost / (cost + the candidates' median cost), so an outlier price discounts nobody; 'dearest', cost / "
-        "the dearest candidate's cost (the earlier rule)."))
     cost_ref_usd: float = field(default=0.0, metadata=_doc(
         "Absolute cost per call that earns the full penalty when the candidates are all cheaper; 0: relative."))
     prior_input_tokens: int = field(default=1000, metadata=_doc(
@@ -168,8 +163,6 @@ class SelectorConfig:
             self.role_weight = 0.0 if self.variant == "paper" else 1.0
         if self.domain_prior is None:
             self.domain_prior = 0.0 if self.variant == "paper" else 2.0
-        if self.cost_scale not in COST_SCALES:
-            raise ValueError(f"cost_scale must be one of {', '.join(COST_SCALES)}, got {self.cost_scale!r}")
         if not 0 <= self.role_weight <= 1:
             raise ValueError(f"role_weight must be in [0, 1], got {self.role_weight}")
         if self.top_m < 1 or self.k < 1:

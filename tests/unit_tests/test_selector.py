@@ -46,8 +46,7 @@ def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
 
 
 def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
-    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="normalized",
-                               cost_scale="dearest")
+    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="normalized")
     by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]))}
     prior_a = (1000 * 10.0 + 500 * 20.0) / 1e6   # one pseudo-call at list price: 0.02 USD
     prior_b = (1000 * 1.0 + 500 * 2.0) / 1e6     # 0.002 USD
@@ -60,7 +59,7 @@ def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
     # The normalized variant's default exploration constant is 0.1 (the paper variant keeps 0.3).
     assert by_id["b"]["score"] == pytest.approx((base_b + 0.1 * math.sqrt(math.log(4.01))) * sigmoid(-0.4))
     heavier = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, cost_weight=0.5,
-                              variant="normalized", cost_scale="dearest")
+                        variant="normalized")
     assert {c.agent.id: c.components["cost_penalty"] for c in heavier.select_vector(np.array([1.0, 0, 0]))} == \
         pytest.approx({"a": 0.5, "b": 0.5 * cost_b / cost_a})
 
