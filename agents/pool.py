@@ -19,6 +19,9 @@ agents:                      # explicit agents, added as they are
     profile: Evaluates arithmetic expressions over earlier answers exactly.
 ```
 
+A model's `base_url` may read the environment: `${VAR}`, or `${VAR:-default}` when VAR is unset or empty
+(`examples/pools/llamacpp.yaml`), so one pool file reaches a server on any port or host.
+
 Relative paths inside `replay:` and `local:` specs (`replay:a.jsonl.gz,b.jsonl.gz#model` names several
 files) and of `prices` resolve against the YAML file's folder, so a pool travels with its recordings.
 
@@ -29,6 +32,7 @@ the pool's price list (exact name); for replay models, the shipped price list of
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -158,6 +162,31 @@ def resolve_model_paths(model: ModelSpec, base_dir: Path | None) -> ModelSpec:
     return model.model_copy(update={"spec": f"{model.provider}:{resolved}{sep}{fragment}"})
 
 
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_base_url(model: ModelSpec, where: str) -> ModelSpec:
+    """`model` with the `${VAR}` / `${VAR:-default}` references in its `base_url` read from the environment.
+
+    Raises:
+        PoolError: A variable without a default is unset or empty (the message names it).
+    """
+    if not model.base_url or "${" not in model.base_url:
+        return model
+
+    def value(reference: re.Match[str]) -> str:
+        name, default = reference.group(1), reference.group(2)
+        found = os.environ.get(name, "")
+        if found:
+            return found
+        if default is not None:
+            return default
+        raise PoolError(f"{where}.base_url: environment variable {name} is not set; set it, or give a "
+                        f"default as ${{{name}:-http://…}}")
+
+    return model.model_copy(update={"base_url": _ENV_REFERENCE.sub(value, model.base_url)})
+
+
 def _prices(model: ModelSpec, where: str, price_list: PriceList | None) -> tuple[float, float]:
     if model.price_in is not None and model.price_out is not None:
         return model.price_in, model.price_out
@@ -217,7 +246,7 @@ def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
     price_list = _price_list(config, base_dir, label)
     roles = [_resolve_role(entry, f"{label}: roles[{i}]") for i, entry in enumerate(config.roles)]
     for m_index, raw_model in enumerate(config.models):
-        model = resolve_model_paths(raw_model, base_dir)
+        model = expand_base_url(resolve_model_paths(raw_model, base_dir), f"{label}: models[{m_index}]")
         _refuse_inline_keys(model, f"{label}: models[{m_index}]")
         price_in, price_out = _prices(model, f"{label}: models[{m_index}]", price_list)
         for role in roles:
@@ -234,9 +263,10 @@ def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
                 )
             )
     for a_index, explicit in enumerate(config.agents):
-        model = resolve_model_paths(explicit.model, base_dir)
-        _refuse_inline_keys(model, f"{label}: agents[{a_index}].model")
-        price_in, price_out = _prices(model, f"{label}: agents[{a_index}].model", price_list)
+        where = f"{label}: agents[{a_index}].model"
+        model = expand_base_url(resolve_model_paths(explicit.model, base_dir), where)
+        _refuse_inline_keys(model, where)
+        price_in, price_out = _prices(model, where, price_list)
         role = Role(name=explicit.role, profile=explicit.profile, system_prompt=explicit.system_prompt)
         agents.append(
             Agent(

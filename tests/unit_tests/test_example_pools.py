@@ -1,4 +1,5 @@
-"""The shipped example pools load: every model is priced, every role is known."""
+"""The shipped example pools load: every model is priced, every role is known; the local-server pool finds
+its server through LLAMACPP_BASE_URL or its default."""
 
 from __future__ import annotations
 
@@ -6,12 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from reso.agents.pool import load_pool
+from reso.agents.adapters.endpoints import concurrency_limit
+from reso.agents.adapters.loader import token_cap_to_request
+from reso.agents.pool import PoolError, load_pool, pool_from_dict
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "pools"
 
 
-@pytest.mark.parametrize("name, size", [("paper.yaml", 7 * 9 + 1), ("vllm.yaml", 2 * 4 + 1)])
+@pytest.mark.parametrize("name, size", [("paper.yaml", 7 * 9 + 1), ("vllm.yaml", 2 * 4 + 1),
+                                                ("llamacpp.yaml", 1 * 4 + 1)])
 def test_example_pool_loads(name: str, size: int) -> None:
     pool = load_pool(EXAMPLES / name)
     assert len(pool) == size
@@ -23,3 +27,41 @@ def test_paper_pool_prices_come_from_the_list_or_the_file() -> None:
     pool = load_pool(EXAMPLES / "paper.yaml")
     assert pool.get("gpt-4o-mini/algebra").price_in == 0.15
     assert pool.get("claude-3-5-sonnet/geometry").price_out == 15.0
+
+
+def test_the_llamacpp_pool_is_one_free_local_model_capped_for_llama_cpp_python(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LLAMACPP_BASE_URL", raising=False)
+    pool = load_pool(EXAMPLES / "llamacpp.yaml")
+    models = [agent.model for agent in pool if agent.kind == "llm"]
+    assert len(models) == 4 and all(model == models[0] for model in models)
+    model = models[0]
+    assert (model.spec, model.base_url, model.api_key_env) == ("openai:gemma-3-270m", "http://127.0.0.1:8080/v1", None)
+    assert {(agent.price_in, agent.price_out) for agent in pool} == {(0.0, 0.0)}
+    assert concurrency_limit(model) == 1
+    params = {key: value for key, value in model.params.items() if key != "max_concurrency"}
+    token_cap_to_request(model, params)  # as the loader sends it: in the body as max_tokens
+    assert params == {"temperature": 0.0, "extra_body": {"max_tokens": 256}}
+
+
+def test_base_url_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLAMACPP_BASE_URL", "http://10.0.0.7:9000/v1")
+    urls = {agent.model.base_url for agent in load_pool(EXAMPLES / "llamacpp.yaml") if agent.kind == "llm"}
+    assert urls == {"http://10.0.0.7:9000/v1"}
+
+    monkeypatch.setenv("LLAMACPP_BASE_URL", "")  # empty counts as unset, as in the shell's ${VAR:-default}
+    urls = {agent.model.base_url for agent in load_pool(EXAMPLES / "llamacpp.yaml") if agent.kind == "llm"}
+    assert urls == {"http://127.0.0.1:8080/v1"}
+
+
+def test_a_base_url_variable_without_default_must_be_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RESO_TEST_HOST", raising=False)
+    document = {"models": [{"spec": "openai:m", "base_url": "http://${RESO_TEST_HOST}:8080/v1",
+                            "price_in": 0.0, "price_out": 0.0}], "roles": ["Algebra"]}
+    with pytest.raises(PoolError) as error:
+        pool_from_dict(document)
+    assert str(error.value) == ("pool: models[0].base_url: environment variable RESO_TEST_HOST is not set; set it, "
+                                "or give a default as ${RESO_TEST_HOST:-http://…}")
+
+    monkeypatch.setenv("RESO_TEST_HOST", "gpu-box")
+    assert pool_from_dict(document)[0].model.base_url == "http://gpu-box:8080/v1"
