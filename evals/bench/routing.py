@@ -10,7 +10,11 @@ routed by every selection policy, each with its own fresh in-memory DADB:
 - `random`: `RandomSelector`, the paper's ablation.
 
 Similarity is uninformative: every profile vector equals the query, so every agent has cosine 1 and the
-same gate, and `top_m` is the pool size so retrieval keeps everyone. With domains, the selectors score
+same gate, and `top_m` is the pool size so retrieval keeps everyone. With `roles` R > 1 (`--roles`), the
+agents are models × R roles instead: each role's agents share one profile vector, a model's success rate is
+the same in every role, a subtask's domain is a role and its query that role's profile, and retrieval asks
+for the default top M, fewer than a role holds, so a policy must retrieve whole profiles to reach every model
+(two extra rows: the default variant unpooled, and also with the plain top-M search). With domains, the selectors score
 with per-(agent, domain) statistics. Costs are zero for every agent. All policies see the same random
 numbers (one uniform draw per subtask and agent), so differences come from the policies.
 
