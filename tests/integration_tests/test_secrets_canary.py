@@ -3,8 +3,8 @@
 A full `reso eval` (training mode, response cache on, so every kind of output file is written) runs against
 a local OpenAI-compatible stub with a canary key in the variable the pool names. Some calls fail with an
 error body that echoes the key, as careless providers do. Then every file written under the run's folder
-and the sweep folder above it (results, summary, reports, CRM records, the DADB and its FAISS index,
-the response cache, plots, SQLite side files), the
+(results, summary, reports, CRM records, the DADB and its FAISS index, the response cache, plots, SQLite
+side files) and anything beside it, the
 process's standard output and error with every library's DEBUG logging on, and the pool file are scanned
 for the key. The Python API with a SQLite checkpoint is scanned the same way, with its log records.
 A PostgreSQL DADB URL's password (`--db`, `RESO_DB_URL`) is held to the same standard, a wrong one included.
@@ -124,8 +124,8 @@ def test_full_eval_writes_the_key_nowhere(tmp_path: Path, canary_env: str) -> No
     written = {path.name for path in out.rglob("*") if path.is_file()}
     assert {"results.jsonl", "summary.json", "report.md", "crm_records.jsonl", "dadb.sqlite"} <= written, written
     assert any(path.suffix == ".png" for path in out.rglob("*")), "no plot was written"
-    caches = [path for path in sweep.glob("*.sqlite")]  # the response cache, shared by a sweep's runs
-    assert caches and all(path.stat().st_size > 0 for path in caches)
+    cache = out / "responses.sqlite"  # the response cache, inside the run's own folder
+    assert cache.is_file() and cache.stat().st_size > 0
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sorted(row["id"] for row in rows) == ["q1", "q2", "q3"]
     errors = [c["error"] for row in rows for step in row["steps"] for c in step["candidates"] if c["error"]]
