@@ -55,27 +55,26 @@ class ModelPooling:
             domain: Every agent's statistics in the subtask's domain (or overall, without domains).
             overall: Every agent's statistics over all domains; None when `domain` is already overall.
         """
+        if self.role_weight == 0 and (overall is None or self.domain_prior == 0):  # the agent's own record only
+            return PooledRecord(*(c[positions].astype(np.float64)
+                                  for c in (domain.visits, domain.reward_sum, domain.cost_sum)))
         model = self.model_of[positions]
-        visits, rewards, costs = (self._blend(column, positions, model)
-                                  for column in (domain.visits, domain.reward_sum, domain.cost_sum))
-        if overall is not None and self.domain_prior > 0:
-            # The model's record outside this domain, shrunk to at most `domain_prior` pseudo-visits.
-            other = [self._model_sums(o)[model] - self._model_sums(d)[model]
-                     for o, d in ((overall.visits, domain.visits), (overall.reward_sum, domain.reward_sum),
-                                  (overall.cost_sum, domain.cost_sum))]
-            other_visits = np.maximum(other[0], 0.0)
-            weight = np.divide(np.minimum(other_visits, self.domain_prior), other_visits,
-                               out=np.zeros_like(other_visits), where=other_visits > 0)
-            visits = visits + weight * other_visits
-            rewards = rewards + weight * np.maximum(other[1], 0.0)
-            costs = costs + weight * np.maximum(other[2], 0.0)
-        return PooledRecord(visits, rewards, costs)
+        pooled: list[np.ndarray] = []
+        for column, whole in ((domain.visits, overall.visits if overall else None),
+                              (domain.reward_sum, overall.reward_sum if overall else None),
+                              (domain.cost_sum, overall.cost_sum if overall else None)):
+            own = column[positions].astype(np.float64)
+            in_domain = self._model_sums(column)[model]  # each model's record in the domain, read once
+            row = own + self.role_weight * (in_domain - own)
+            # The model's record outside this domain, kept for the prior below.
+            pooled += [row, np.maximum(self._model_sums(whole)[model] - in_domain, 0.0) if whole is not None
+                       and self.domain_prior > 0 else np.zeros_like(row)]
+        visits, other_visits, rewards, other_rewards, costs, other_costs = pooled
+        # Shrunk to at most `domain_prior` pseudo-visits at the model's mean outside the domain.
+        weight = np.divide(np.minimum(other_visits, self.domain_prior), other_visits,
+                           out=np.zeros_like(other_visits), where=other_visits > 0)
+        return PooledRecord(visits + weight * other_visits, rewards + weight * other_rewards,
+                            costs + weight * other_costs)
 
     def _model_sums(self, column: np.ndarray) -> np.ndarray:
         return np.bincount(self.model_of, weights=column, minlength=self.count)
-
-    def _blend(self, column: np.ndarray, positions: np.ndarray, model: np.ndarray) -> np.ndarray:
-        own = column[positions]
-        if self.role_weight == 0:
-            return own.astype(np.float64)
-        return own + self.role_weight * (self._model_sums(column)[model] - own)
