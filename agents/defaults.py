@@ -31,6 +31,11 @@ def all_models_pool_path() -> Path:
     return data_dir() / "all_pool.yaml"
 
 
+def open_pool_path() -> Path:
+    """The open-weight models of the vendored ZeroEval recordings in the curated pool's four roles."""
+    return data_dir() / "open_pool.yaml"
+
+
 def default_replay_path() -> Path:
     return data_dir() / "gsm8k_replay_dev.jsonl"
 
