@@ -11,7 +11,11 @@ policies:
   best answer so far (by their model's training record, smoothed with a prior of one half): by default the
   first of them in the coarse stage's cost-aware order (`escalate_to="ranked"`: with dozens of models, the
   most reliable one is often a far dearer sibling of the one that just answered), or the most reliable one
-  (`"reliable"`, the earlier rule); at most `escalations` times and while fewer than `k_max` have answered. An easy subtask is settled by the
+  (`"reliable"`, the earlier rule); or, among peers (`"diverse"`), a model whose mistakes go least with those
+  of the models already asked, among the remaining models whose record is within `peer_margin` of the best
+  remaining one, whether or not it is more likely right than the answer so far: an independent peer's
+  agreement is the evidence the peer posterior (`reso.reward.peer_posterior`) weighs. At most `escalations`
+  times and while fewer than `k_max` have answered. An easy subtask is settled by the
   cheap agents the cost-aware coarse stage put first; a hard one reaches the strong, expensive agent; a
   strong first agent is not joined by a much weaker one, which would rarely overturn it and costs.
 - `Cascade`: the baseline "ask two cheap models, keep their answer when they agree, else ask a third".
@@ -28,12 +32,13 @@ from typing import Literal, Protocol
 
 from reso.agents.selection.selector import Candidate
 from reso.reward.answers import answers_match
+from reso.reward.peer_errors import PeerErrors
 from reso.reward.reliability_vote import record_reliability
 
 # Asked for only when a policy needs it: reading every offered model's record costs DADB queries.
 Reliability = Callable[[], Sequence[float] | None]
-EscalateTo = Literal["ranked", "reliable"]
-ESCALATE_TO: tuple[EscalateTo, ...] = ("ranked", "reliable")
+EscalateTo = Literal["ranked", "reliable", "diverse"]
+ESCALATE_TO: tuple[EscalateTo, ...] = ("ranked", "reliable", "diverse")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +144,9 @@ class Adaptive:
     it to k_max - k, so a first stage trimmed to its peers does not hand its unused places to escalation."""
     escalate_to: EscalateTo = "ranked"
     """Which candidate an escalation asks (see the class docstring)."""
+    errors: PeerErrors | None = None
+    """How the pool's models' mistakes go together (measured in training), for `"diverse"`; without it every
+    pair counts as equally correlated, and the coarse stage's order decides."""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -176,11 +184,30 @@ class Adaptive:
         if not rest:
             return []
         known = _known(candidates, reliability)
+        if self.escalate_to == "diverse":
+            return [self._least_correlated(candidates, asked, rest, known)]
         # An agent less likely to be right than the best answer so far adds cost, not confidence.
         able = [i for i in rest if best is None or known[i] > best]
         if not able:
             return []
         return [able[0] if self.escalate_to == "ranked" else max(able, key=lambda i: (known[i], -i))]
+
+    def _least_correlated(self, candidates: Sequence[Candidate], asked: Sequence[Asked], rest: Sequence[int],
+                          known: Sequence[float]) -> int:
+        """The peer to ask next for `"diverse"`: among the remaining models within `peer_margin` of the best
+        remaining record, the one whose mistakes go least with the asked models' (to a tenth: closer than
+        that the measurement cannot tell them apart), then the first in the coarse stage's order."""
+        top = max(known[i] for i in rest)
+        peers = [i for i in rest if known[i] >= top - self.peer_margin]
+        if self.errors is None:
+            return peers[0]
+        asked_models = [candidates[a.index].agent.model.model_name for a in asked]
+        errors = self.errors
+
+        def correlation(i: int) -> float:
+            return round(errors.most_correlated(candidates[i].agent.model.model_name, asked_models), 1)
+
+        return min(peers, key=lambda i: (correlation(i), i))
 
     def keep(self, asked: Sequence[Asked]) -> int | None:
         return None
@@ -219,10 +246,12 @@ class Cascade:
 
 
 def policy_for(k: int, k_max: int | None, confidence: float | None,
-               peer_margin: float = PEER_MARGIN, escalate_to: EscalateTo = "ranked") -> AskingPolicy:
+               peer_margin: float = PEER_MARGIN, escalate_to: EscalateTo = "ranked",
+               errors: PeerErrors | None = None) -> AskingPolicy:
     """The policy the settings ask for: adaptive when a confidence and a k_max are set (at most k_max - k
-    escalations after a first stage of up to k), else fixed k."""
+    escalations after a first stage of up to k), else fixed k. `errors`: the pool's pairwise error
+    statistics, which a `"diverse"` escalation reads."""
     if confidence is None or k_max is None:
         return FixedK()
     return Adaptive(confidence=confidence, k_max=k_max, peer_margin=peer_margin, escalations=max(k_max - k, 0),
-                    escalate_to=escalate_to)
+                    escalate_to=escalate_to, errors=errors)

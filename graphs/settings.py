@@ -36,7 +36,9 @@ class ReSoSettings:
     escalate_to: EscalateTo = field(default="ranked", metadata={"description": (
         "Adaptive fine stage: which candidate an escalation asks, among those of models not yet asked that are "
         "more likely right than the best answer so far: ranked, the first in the coarse stage's cost-aware "
-        "order; reliable, the one with the best training record whatever its price.")})
+        "order; reliable, the one with the best training record whatever its price; diverse (for peers, with the "
+        "peer posterior CRM), among models within peer_margin of the best remaining record, the one whose "
+        "mistakes go least with those already asked, even if none is more likely right.")})
     integration: Literal["tool", "select"] = field(default="tool", metadata={"description": (
         "tool: a plan's integration step (id 'final') goes to the pool's exact tool for every method, when the "
         "pool has one; select: chosen like any other subtask.")})

@@ -25,6 +25,7 @@ from reso.graphs.planners.mas_format import FINAL_ID
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.reward.answers import check_answer
 from reso.reward.base import Score
+from reso.reward.peer_posterior import peer_errors
 
 ProgressWriter = Callable[[dict[str, Any]], None]
 
@@ -140,8 +141,9 @@ async def run_subtask(
     emit = write or (lambda event: None)
     emit({"event": "subtask_started", "id": step_id})
     prompt = render_subtask_prompt(instruction, context)
-    policy = run.require_team().asking or policy_for(settings.k, settings.k_max, settings.confidence,
-                                                     settings.peer_margin, settings.escalate_to)
+    team = run.require_team()
+    policy = team.asking or policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin,
+                                       settings.escalate_to, peer_errors(team.scorer))
     offered, standings = await asyncio.to_thread(_coarse_stage, run, step_id, depends_on, instruction,
                                                  policy.pool_size(settings.k))
     emit({"event": "candidates", "id": step_id,
