@@ -7,6 +7,12 @@ files (a model recorded on MATH and on GSM8K is one model) and answers from whic
 the question. A prompt with no recording fails with `NoRecordingError`, a failure that costs nothing: a
 replay agent never invents an answer, nor answers a different question.
 
+One exception to "costs nothing", so that a model's own mistakes do not make its run cheaper: a linked
+sub-question whose constant, computed from a wrong (or missing) parent answer, gives a question no file
+records fails with `UnrecordedLinkError`, charged the tokens of this model's recorded call to the original
+sub-question (the recorded question that reads the same with each linked constant as any number). Without
+a recording of the original either, it is a plain `NoRecordingError`.
+
 Usage metadata is the original call's: input tokens are those of the prompt the recordings were made with
 (the GSM8K 8-shot prefix for RouteLLM's file, the zero-shot JSON instruction for the others; see
 `reso.agents.defaults`), output tokens those of the recorded text.
@@ -24,9 +30,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from reso.agents.adapters.failures import DeclinedCall, FailureKind
+from reso.agents.adapters.failures import ChargedDecline, DeclinedCall, FailureKind
 from reso.agents.adapters.inline import InlineChatModel
-from reso.agents.adapters.replay_question import asked_question
+from reso.agents.adapters.replay_question import asked_question, original_pattern, subtask_text
 from reso.agents.adapters.replay_table import (
     Recording,
     ReplayError,
@@ -39,8 +45,8 @@ from reso.agents.adapters.tokens import count_tokens
 from reso.agents.defaults import FEWSHOT_REPLAY_FILES, fewshot_prefix_path, zeroshot_prompt_path
 
 __all__ = [
-    "NoRecordingError", "Recording", "ReplayChatModel", "ReplayError", "ReplayTable", "load_replay_model",
-    "normalise_question", "replay_correctness", "replay_table", "resolve_replay_path",
+    "NoRecordingError", "Recording", "ReplayChatModel", "ReplayError", "ReplayTable", "UnrecordedLinkError",
+    "load_replay_model", "normalise_question", "replay_correctness", "replay_table", "resolve_replay_path",
 ]
 
 QUESTION_SLOT = "{question}"
@@ -51,6 +57,13 @@ class NoRecordingError(DeclinedCall, LookupError):
     """The prompt is about a question that the replay files have no recording of (for this model)."""
 
     kind = FailureKind.NO_RECORDING
+
+
+class UnrecordedLinkError(ChargedDecline, NoRecordingError):
+    """A linked sub-question that, with the prompt's parent answers, is a question nobody recorded; charged
+    (`input_tokens`, `output_tokens`) as this model's recorded call to the original sub-question."""
+
+    kind = FailureKind.UNRECORDED_LINK
 
 
 @lru_cache(maxsize=8)
@@ -76,6 +89,14 @@ def prompt_template(replay_file: Path, prefix_path: str | None = None) -> str:
 @lru_cache(maxsize=8192)
 def _prompt_tokens(template: str, question: str) -> int:
     return count_tokens(template.replace(QUESTION_SLOT, question))
+
+
+@lru_cache(maxsize=4096)
+def _originals(table: ReplayTable, text: str) -> tuple[Recording, ...]:
+    """The recordings of `table` that may be the original of linked sub-question `text` (a scan of the
+    table, hence cached: a benchmark asks each linked sub-question again for every method)."""
+    pattern = original_pattern(text)
+    return () if pattern is None else tuple(table.matching(pattern))
 
 
 def _unknown_model_message(table: ReplayTable, model_name: str) -> str:
@@ -138,20 +159,47 @@ class ReplayChatModel(InlineChatModel):
 
     def _lookup(self, messages: Sequence[BaseMessage]) -> tuple[Recording, int]:
         human = [m for m in messages if isinstance(m, HumanMessage)]
-        question = asked_question(human[-1].text) if human else None
+        prompt = human[-1].text if human else ""
+        question = asked_question(prompt) if human else None
+        recorded = False  # by any model: then this model merely lacks a recording of it
         if question is not None:
             for index, table in enumerate(self._tables):
                 recording = table.find(question)
                 if recording is not None and self.recorded_model in recording.responses:
                     return recording, index
+                recorded = recorded or recording is not None
         names = ", ".join(table.path.name for table in self._tables)
+        original = None if recorded or not human else self._original(subtask_text(prompt))
+        if original is not None:
+            input_tokens, output_tokens = self._usage(*original)
+            raise UnrecordedLinkError(
+                f"no recording of this linked sub-question with these parent answers in {names} for "
+                f"{self.recorded_model}; charged as its recorded call to {original[0].id}",
+                input_tokens=input_tokens, output_tokens=output_tokens)
         raise NoRecordingError(f"no recording of this question in {names} for {self.recorded_model}")
+
+    def _original(self, text: str) -> tuple[Recording, int] | None:
+        """This model's recording (and its file's index) of the original of linked sub-question `text`, or
+        None (`text` links no constant, or the model has no recording of it)."""
+        for index, table in enumerate(self._tables):
+            # Questions that differ only in the linked number all match; the first this model answered
+            # stands for the original (they cost about the same), the same one for every method.
+            for recording in _originals(table, text):
+                if self.recorded_model in recording.responses:
+                    return recording, index
+        return None
+
+    def _usage(self, recording: Recording, index: int) -> tuple[int, int]:
+        """The (input, output) tokens of this model's recorded call to `recording` in file `index`."""
+        input_tokens = _prompt_tokens(self._templates[index], recording.question)
+        return input_tokens, count_tokens(recording.responses[self.recorded_model])
 
     def recording_for(self, messages: Sequence[BaseMessage]) -> Recording:
         """The recording of the question the last human message asks.
 
         Raises:
-            NoRecordingError: No file records that question with a response of this model.
+            NoRecordingError: No file records that question with a response of this model
+                (`UnrecordedLinkError`, a subclass, when the call is charged as the original's).
         """
         return self._lookup(messages)[0]
 
@@ -164,8 +212,7 @@ class ReplayChatModel(InlineChatModel):
     ) -> ChatResult:
         recording, index = self._lookup(messages)
         text = recording.responses[self.recorded_model]
-        input_tokens = _prompt_tokens(self._templates[index], recording.question)
-        output_tokens = count_tokens(text)
+        input_tokens, output_tokens = self._usage(recording, index)
         message = AIMessage(
             content=text,
             usage_metadata={

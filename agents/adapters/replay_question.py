@@ -6,6 +6,8 @@ answers, `UNK_<i>(a constant calculated by adding the sum of Answer[<p1>, <p2>] 
 the constant is computed exactly from the prompt's `Answer[<id>] = <value>` lines and written back in
 place of the phrase. So right parent answers give back the original question (and its recording); a wrong
 one gives a question nobody recorded, and the agent has no recording rather than another question's answer.
+`original_pattern` finds the original all the same (each linked phrase standing for any number), so that
+such a call can be charged as the recorded call to it.
 """
 
 from __future__ import annotations
@@ -16,9 +18,16 @@ from fractions import Fraction
 
 from reso.agents.adapters.prompting import answer_bindings, current_subtask
 from reso.agents.adapters.release_text import LINKED_CONSTANT_RE, split_recorded
+from reso.agents.adapters.replay_table import normalise_question
 
 # How close a computed constant must be to an integer to be written as one (relative, floor 1).
 INTEGER_TOLERANCE = 1e-6
+# What a linked constant stood for in the original question: a number as questions write one ("40",
+# "-3", "2.5", "1,000", "3e5").
+ORIGINAL_NUMBER = r"[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+# Holds each linked phrase's place through `normalise_question`: no question contains it, and NFKC,
+# lower-casing and whitespace folding leave it as it is.
+_SLOT = "\x00"
 
 
 class Unresolvable(LookupError):
@@ -82,12 +91,27 @@ def resolve_linked(text: str, bindings: dict[str, str]) -> str:
     return LINKED_CONSTANT_RE.sub(substitute, text)
 
 
+def subtask_text(prompt: str) -> str:
+    """The current subtask of a prompt without the release's "The answer is recorded as" suffix; linked
+    constants are left as written."""
+    return split_recorded(current_subtask(prompt))[0]
+
+
 def asked_question(prompt: str) -> str | None:
     """The recorded question a subtask prompt asks, or None when a linked constant cannot be computed."""
-    text, _ = split_recorded(current_subtask(prompt))
+    text = subtask_text(prompt)
     if LINKED_CONSTANT_RE.search(text) is None:
         return text
     try:
         return resolve_linked(text, answer_bindings(prompt))
     except Unresolvable:
         return None
+
+
+def original_pattern(text: str) -> re.Pattern[str] | None:
+    """What the normalised original of a linked sub-question looks like: `text` (a `subtask_text`) with each
+    linked phrase standing for any number, to be matched in full; None when `text` links no constant."""
+    if LINKED_CONSTANT_RE.search(text) is None:
+        return None
+    slotted = normalise_question(LINKED_CONSTANT_RE.sub(_SLOT, text))
+    return re.compile(ORIGINAL_NUMBER.join(re.escape(part) for part in slotted.split(_SLOT)))

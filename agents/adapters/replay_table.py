@@ -79,6 +79,12 @@ class ReplayTable:
         key = normalise_question(text)
         return self._exact.get(key) if key else None
 
+    def matching(self, pattern: re.Pattern[str]) -> list[Recording]:
+        """The recordings whose normalised question `pattern` matches in full, in file order: a scan of
+        every question, for the caller to cache
+        (`reso.agents.adapters.replay_question.original_pattern` writes such patterns)."""
+        return [recording for key, recording in self._exact.items() if pattern.fullmatch(key)]
+
 
 def _string_map(data: dict, name: str, where: str, *, nullable: bool = False) -> dict:
     value = data.get(name)
