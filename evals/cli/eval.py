@@ -196,7 +196,8 @@ def _every_item_failed(out: Path) -> str | None:
     if not results.exists():
         return None
     errors: list[str] = []
-    declines: list[str] = []  # a replay agent without a recording, a tool given no calculation
+    # A replay agent without a recording (after a wrong parent answer too), a tool given no calculation.
+    declines: list[str] = []
     for line in results.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         if row.get("answer") is not None:
@@ -206,6 +207,6 @@ def _every_item_failed(out: Path) -> str | None:
                 kind = recorded_failure(candidate)
                 if kind is None:
                     return None
-                declined = kind in (FailureKind.TOOL_DECLINED, FailureKind.NO_RECORDING)
+                declined = kind in (FailureKind.TOOL_DECLINED, FailureKind.NO_RECORDING, FailureKind.UNRECORDED_LINK)
                 (declines if declined else errors).append(candidate["error"])
     return errors[0] if errors else declines[0] if declines else None
