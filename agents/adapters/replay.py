@@ -32,6 +32,7 @@ from pydantic import PrivateAttr
 
 from reso.agents.adapters.failures import ChargedDecline, DeclinedCall, FailureKind
 from reso.agents.adapters.inline import InlineChatModel
+from reso.agents.adapters.release_text import LINKED_CONSTANT_RE
 from reso.agents.adapters.replay_question import asked_question, original_pattern, subtask_text
 from reso.agents.adapters.replay_table import (
     Recording,
@@ -161,7 +162,9 @@ class ReplayChatModel(InlineChatModel):
         human = [m for m in messages if isinstance(m, HumanMessage)]
         prompt = human[-1].text if human else ""
         question = asked_question(prompt) if human else None
-        recorded = False  # by any model: then this model merely lacks a recording of it
+        # Whether a file records the computed question (for another model): then this model merely lacks a
+        # recording of it (right parents give the original itself), a miss that is not charged.
+        recorded = False
         if question is not None:
             for index, table in enumerate(self._tables):
                 recording = table.find(question)
@@ -181,6 +184,8 @@ class ReplayChatModel(InlineChatModel):
     def _original(self, text: str) -> tuple[Recording, int] | None:
         """This model's recording (and its file's index) of the original of linked sub-question `text`, or
         None (`text` links no constant, or the model has no recording of it)."""
+        if LINKED_CONSTANT_RE.search(text) is None:  # a plain question: nothing to scan for, nor to cache
+            return None
         for index, table in enumerate(self._tables):
             # Questions that differ only in the linked number all match; the first this model answered
             # stands for the original (they cost about the same), the same one for every method.
