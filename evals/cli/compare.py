@@ -1,6 +1,6 @@
-"""`reso compare`: finished runs side by side on the items they share, with intervals: each run's accuracy
-(Wilson), and against a reference run the paired bootstrap intervals of the accuracy difference and the
-cost ratio."""
+"""`reso compare`: finished runs side by side on the items they share, with intervals: each run's accuracy,
+and against a reference run the paired bootstrap intervals of the accuracy difference and the cost ratio;
+composites that share source questions are resampled by source question (the caption says which)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def compare_command(
         help="The run the others are measured against; default the first DIR.")] = None,
     out: Annotated[Optional[Path], typer.Option(
         help="Write comparison.json and accuracy_vs_cost.png into this folder.")] = None,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the shared items.")] = 2000,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the shared items (or of their source questions).")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")] = 0,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
@@ -96,6 +96,19 @@ def _figures(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     return headers, rows
 
 
+def intervals_caption(comparison: Comparison) -> str:
+    """Which 95 % intervals the table shows, and what the bootstrap resampled."""
+    from reso.evals.reports.clusters import CLUSTER_METHOD
+
+    reference = Path(comparison.reference).name
+    against = (f"against {reference} ({comparison.resamples} resamples, seed {comparison.seed}) for the "
+               "difference in points (Δ) and the cost ratio")
+    if comparison.interval_method == CLUSTER_METHOD:
+        return (f"95 % intervals below the figures: {CLUSTER_METHOD} ({comparison.source_questions} source "
+                f"questions; composites that share one move together), for the accuracy and, paired, {against}")
+    return f"95 % intervals below the figures: Wilson for the accuracy; paired {comparison.interval_method} {against}"
+
+
 def comparison_table(comparison: Comparison, width: int | None = None) -> Table:
     """The comparison as a rich table for a terminal `width` columns wide: each figure over its interval, the
     run's folder under its method. The method column wraps between model names and is never narrower than
@@ -106,12 +119,9 @@ def comparison_table(comparison: Comparison, width: int | None = None) -> Table:
 
     from reso.evals.reports.run_labels import breakable
 
-    reference = escape(Path(comparison.reference).name)
     table = Table(title=f"{comparison.shared_items} items shared by all {len(comparison.runs)} runs",
-                  caption=f"95 % intervals below the figures: Wilson for the accuracy; paired bootstrap against "
-                          f"{reference} ({comparison.resamples} resamples, seed {comparison.seed}) for the "
-                          "difference in points (Δ) and the cost ratio",
-                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+                  caption=escape(intervals_caption(comparison)), box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False)
     labels = [breakable(run.label) for run in comparison.runs]
     folders = [Path(run.folder).name for run in comparison.runs]
     headers, rows = _figures(comparison)

@@ -1,6 +1,11 @@
-"""Comparing finished runs on the items they share: each run's accuracy with its Wilson interval, cost and
-tokens, and against a reference run the paired bootstrap intervals of the accuracy difference and of the
-cost ratio (`reso.evals.reports.stats`).
+"""Comparing finished runs on the items they share: each run's accuracy with its interval, cost and tokens,
+and against a reference run the paired bootstrap intervals of the accuracy difference and of the cost ratio
+(`reso.evals.reports.stats`).
+
+Where the items are composites that share source questions (named by the dataset a run's summary names,
+`reso.evals.reports.clusters`), every interval comes from the cluster bootstrap by source question, each
+run's accuracy interval included; otherwise items are resampled one by one and the accuracy interval is
+Wilson's. The comparison says which (`Comparison.interval_method`).
 
 Run folders are read, never written: no lock is taken, so a run still in progress can be compared as it
 stands (its last line, if cut short, is left out, as a resume would).
@@ -9,13 +14,15 @@ stands (its last line, if cut short, is left out, as a resume would).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from reso.evals.datasets import Problem
+from reso.evals.reports.clusters import NO_SOURCE_IDS, dataset_items, resampling
 from reso.evals.reports.run_labels import method_kind, run_labels, with_model
 from reso.evals.reports.stats import DEFAULT_RESAMPLES, PairedInterval, paired_bootstrap, wilson_interval
 
@@ -125,6 +132,10 @@ class Comparison:
     resamples: int
     seed: int
     runs: list[RunStats]
+    interval_method: str = NO_SOURCE_IDS
+    """What the bootstrap resampled (`reso.evals.reports.clusters`): source questions or items, and why."""
+    source_questions: int | None = None
+    """The distinct source questions of the compared items, where the dataset names them."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,8 +157,11 @@ def run_stats(run: Run, label: str, ids: Sequence[str]) -> RunStats:
 
 
 def compare_runs(runs: Sequence[Run], reference: int = 0, *, resamples: int = DEFAULT_RESAMPLES,
-                 seed: int = 0) -> Comparison:
-    """Compare `runs` on the items all of them have, each against `runs[reference]`.
+                 seed: int = 0, items: Sequence[str] | None = None,
+                 problems: Mapping[str, Problem] | None = None) -> Comparison:
+    """Compare `runs` on the items all of them have (only those of `items`, when given), each against
+    `runs[reference]`. The items' source questions come from `problems` (default: the dataset the runs'
+    summaries name, when it loads).
 
     Raises:
         CompareError: No runs, or no item shared by all of them.
@@ -155,15 +169,24 @@ def compare_runs(runs: Sequence[Run], reference: int = 0, *, resamples: int = DE
     if not runs:
         raise CompareError("no run folders given")
     ids = shared_ids(runs)
+    if items is not None:
+        wanted = set(items)
+        ids = [item for item in ids if item in wanted]
     if not ids:
         names = ", ".join(str(run.folder) for run in runs)
         raise CompareError(f"no item id is shared by all of {names}; compare runs over the same dataset")
+    if problems is None:
+        problems = dataset_items(run.summary for run in runs)
+    plan = resampling(problems, ids)
     correct = np.array([[bool(run.rows[item]["correct"]) for item in ids] for run in runs], dtype=float)
     cost = np.array([[float(run.rows[item]["usage"].get("cost_usd", 0.0)) for item in ids] for run in runs])
-    paired = paired_bootstrap(correct, cost, reference, resamples=resamples, seed=seed)
+    paired = paired_bootstrap(correct, cost, reference, clusters=plan.clusters, resamples=resamples, seed=seed)
     labels = run_labels([run.summary for run in runs])
-    stats = [replace(run_stats(run, label, ids), vs_reference=pair)
-             for run, label, pair in zip(runs, labels, paired, strict=True)]
+    stats = []
+    for run, label, pair in zip(runs, labels, paired, strict=True):
+        stat = replace(run_stats(run, label, ids), vs_reference=pair)
+        if plan.clusters is not None:  # the run's own interval resamples what its difference does
+            stat = replace(stat, accuracy_ci95=pair.accuracy_ci95)
+        stats.append(stat)
     return Comparison(shared_items=len(ids), reference=str(runs[reference].folder), resamples=resamples,
-                      seed=seed, runs=stats)
-
+                      seed=seed, runs=stats, interval_method=plan.method, source_questions=plan.source_questions)

@@ -225,7 +225,7 @@ def paired_against_best_single(parent: Path, summaries: Sequence[dict[str, Any]]
     best = max(singles, key=lambda i: sum(bool(runs[i].rows[item]["correct"]) for item in ids))
     comparison = compare_runs(runs, best)
     lines = [f"## Against the best single model ({comparison.runs[best].label})", "",
-             f"On the {comparison.shared_items} items every run shares; paired bootstrap over items "
+             f"On the {comparison.shared_items} items every run shares; paired {comparison.interval_method} "
              f"({comparison.resamples} resamples, seed {comparison.seed}), 95 % intervals.", "",
              "| run | method | accuracy | difference | its interval | cost ratio | its interval |",
              "| --- | --- | --- | --- | --- | --- | --- |"]

@@ -1,0 +1,66 @@
+"""The source questions each item was built from: what the bootstrap of a comparison resamples
+(`reso.evals.reports.stats`).
+
+A composite's dataset item names the question of each sub-question (`meta["step_question_ids"]`, the ids of
+the source file's questions, written by the synthesis and by the release loader); result rows do not, so
+they are read from the dataset a run's summary names. Items that share no source question are independent
+and are resampled one by one, as are items of a dataset that does not name its sources.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reso.evals.datasets import Problem
+
+CLUSTER_METHOD = "cluster bootstrap by source question"
+ITEM_METHOD = "bootstrap by item"
+NO_SOURCE_IDS = f"{ITEM_METHOD} (the items do not name their source questions)"
+NOTHING_SHARED = f"{ITEM_METHOD} (no source question is shared by two items)"
+
+
+def source_ids(problem: Problem) -> tuple[str, ...]:
+    """The distinct source question ids of an item's sub-questions, in plan order (empty: none named)."""
+    named = (problem.meta or {}).get("step_question_ids") or {}
+    return tuple(dict.fromkeys(text for value in named.values() if (text := str(value).strip())))
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """How the items of a comparison are resampled: each item's source question ids (None: item by item)
+    and the method's name for the output."""
+
+    clusters: list[tuple[str, ...]] | None
+    method: str
+    source_questions: int | None = None
+    """How many distinct source questions the items use (None where they do not name them)."""
+
+
+def resampling(problems: Mapping[str, Problem] | None, ids: Sequence[str]) -> Resampling:
+    """The resampling of the items `ids`: by source question where every item names its sources and some
+    source is shared by two items, else item by item (and why)."""
+    if problems is None or any(item not in problems for item in ids):
+        return Resampling(None, NO_SOURCE_IDS)
+    clusters = [source_ids(problems[item]) for item in ids]
+    if not all(clusters):
+        return Resampling(None, NO_SOURCE_IDS)
+    uses = Counter(source for sources in clusters for source in sources)
+    if all(count == 1 for count in uses.values()):
+        return Resampling(None, NOTHING_SHARED, len(uses))
+    return Resampling(clusters, CLUSTER_METHOD, len(uses))
+
+
+def dataset_items(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Problem] | None:
+    """The items, by id, of the first dataset named by the summaries that loads (a registered name, or a
+    file that is still there); None when none does."""
+    from reso.evals.datasets import load_dataset
+
+    for name in dict.fromkeys(str(s["dataset"]) for s in summaries if s.get("dataset")):
+        try:
+            return {problem.id: problem for problem in load_dataset(name)}
+        except (ValueError, OSError):  # DatasetError is a ValueError: unknown name, moved or damaged file
+            continue
+    return None
