@@ -54,7 +54,7 @@ def load_pool_for(pool: str | None, prices: Path | None = None) -> Pool:
     return pool_from_dict(document, source)
 
 
-def _absolute(document: dict[str, Any], source: Path) -> dict[str, Any]:
+def absolute_document(document: dict[str, Any], source: Path) -> dict[str, Any]:
     """`document` with its relative model files and price list made absolute against `source`'s folder."""
     config = PoolConfig.model_validate(document)  # the caller has validated it: this cannot fail
     base = source.parent
@@ -106,7 +106,7 @@ def plan_pool_file(pool: str | None, prices: Path | None, dest_dir: Path | None 
     document, source = pool_document(pool, prices)
     pool_from_dict(document, source)
     if source is not None:
-        document = _absolute(document, source)
+        document = absolute_document(document, source)
     text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
     folder = dest_dir or _default_dest()
     target = folder / f"pool-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:10]}.yaml"

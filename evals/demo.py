@@ -22,8 +22,10 @@ Per benchmark:
    record, the random-selection ablation, and the oracle (which uses the labels).
 
 Worlds: `many` (default) replays real answers of a dozen models to linked MATH level-5 and GSM8K
-composites; `two-model` is the earlier GPT-4 + Mixtral GSM8K-MAS job. Nothing calls an API; `--pool`
-points the same job at real endpoints. A user's own recordings (`DemoConfig.recorded`,
+composites; `open` the same benchmarks with the open-weight models only; `two-model` is the earlier GPT-4 +
+Mixtral GSM8K-MAS job. Each benchmark's team leaves out the replay models that record too few of its
+training questions (`reso.evals.benchmark_pool`). Nothing calls an API; `--pool` points the same job at real
+endpoints. A user's own recordings (`DemoConfig.recorded`,
 `reso.evals.recorded_benchmark`) replace the world's benchmarks with composites of their own files.
 """
 
@@ -41,6 +43,7 @@ from typing import Any
 
 from reso.agents.pool import Pool
 from reso.evals.backends.base import Backend
+from reso.evals.benchmark_pool import MIN_RECORDED, benchmark_roster
 from reso.evals.datasets import Problem, load_dataset
 from reso.evals.demo_events import (
     BASELINES,
@@ -84,6 +87,10 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
     "many": (
         Benchmark("math-l5-mas", "MATH-MAS-L5", "zeroeval_pool.yaml"),
         Benchmark("gsm8k-l-mas", "GSM8K-MAS (linked)", "zeroeval_pool.yaml"),
+    ),
+    "open": (
+        Benchmark("math-l5-mas", "MATH-MAS-L5 (open-weight models)", "open_pool.yaml"),
+        Benchmark("gsm8k-l-mas", "GSM8K-MAS (linked, open-weight models)", "open_pool.yaml"),
     ),
     "two-model": (Benchmark("gsm8k-mas", "GSM8K-MAS (GPT-4 and Mixtral)"),),
 }
@@ -146,6 +153,9 @@ class DemoConfig:
     """Where the questions are answered (`reso.evals.backends.base`); None: in this process."""
     recorded: RecordedBenchmark | None = None
     """The user's own question files instead of the world's benchmarks (`reso.evals.recorded_benchmark`)."""
+    min_recorded: float = MIN_RECORDED
+    """A benchmark's team leaves out the replay models that record less than this share of its training
+    composites' questions (`reso.evals.benchmark_pool`); 0 keeps every model."""
 
 
 def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
@@ -177,12 +187,14 @@ def cascade_from_record(team: Team) -> str:
 
 
 def recorded_baselines(team: Team, log: Log) -> list[str]:
-    """`vote:3` and the cascade, both chosen from the training record; left out (with a note) when the pool
-    has too few models or the DADB learned nothing."""
+    """`vote:3`, `vote:5` (a pool of five models or more) and the cascade, all chosen from the training
+    record; left out (with a note) when the pool has too few models or the DADB learned nothing."""
     methods = []
     try:
         best_recorded(team, 3)
         methods.append("vote:3")
+        if len(llm_agents(team.pool)) >= 5:
+            methods.append("vote:5")
         methods.append(cascade_from_record(team))
     except MethodError as error:
         log(f"baseline left out: {error}")
@@ -340,14 +352,18 @@ def fit_general_crm(config: DemoConfig, pool: Pool, out: Path, log: Log) -> str 
     return f"small:{out}"
 
 
-def fit_calibrated(config: DemoConfig, out: Path, base: ReSoSettings, progress: DemoProgress) -> str:
+def fit_calibrated(config: DemoConfig, out: Path, base: ReSoSettings, progress: DemoProgress,
+                   general_pool: str | None = None) -> str:
     """The general CRM recalibrated on the training run's records and saved to `out/crm-calibrated`; the
-    vote when the pool has no labelled recordings to train the general CRM on."""
+    vote when the pool has no labelled recordings to train the general CRM on. The general CRM learns from
+    the recordings of `general_pool`'s models (default: `base`'s pool): the world's whole pool, which every
+    benchmark shares, not the benchmark's roster."""
     from reso.reward.calibrated_crm import fit_calibration
     from reso.reward.records import load_records
 
     records = out / "train-reso" / "crm_records.jsonl"
-    general = fit_general_crm(config, team_for(base).pool, config.out / "crm-general", progress.note)
+    pool = team_for(base).pool if general_pool is None else settings_pool(ReSoSettings(pool=general_pool))
+    general = fit_general_crm(config, pool, config.out / "crm-general", progress.note)
     if general is None:
         progress.note("no labelled recordings of the pool's models to train the small CRM on: "
                       "the CRM is the vote")
@@ -358,10 +374,11 @@ def fit_calibrated(config: DemoConfig, out: Path, base: ReSoSettings, progress: 
 
 
 def fit_crm(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings, progress: DemoProgress,
-            benchmark: str = "") -> str:
-    """The scorer spec of the CRM `config.crm` names, fitted on the training split."""
+            benchmark: str = "", general_pool: str | None = None) -> str:
+    """The scorer spec of the CRM `config.crm` names, fitted on the training split (`general_pool`: the pool
+    the general CRM learns from, `fit_calibrated`)."""
     if config.crm == "calibrated":
-        return fit_calibrated(config, out, base, progress)
+        return fit_calibrated(config, out, base, progress, general_pool)
     if config.crm == "vote":
         return fit_vote(out / "train-reso" / "crm_records.jsonl")
     if config.crm == "staged":
@@ -407,15 +424,22 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress = progress or LogProgress(print)
     title = benchmark.title
     out = config.out / benchmark.stem
-    base = ReSoSettings(pool=world_pool(config, benchmark), seed=config.seed, db=str(out / "dadb.sqlite"))
     train_set, test_set = benchmark.splits(config.level)
     if config.swap_split:
         train_set, test_set = test_set, train_set
+    # The roster is the same whatever --train-limit: it is read off the whole training side.
+    world = world_pool(config, benchmark)
+    roster = benchmark_roster(world, load_dataset(train_set), out, config.min_recorded)
+    if roster.left_out:
+        progress.note(f"{title}: left out, recording fewer than {config.min_recorded:.0%} of the training "
+                      f"questions: {', '.join(sorted(roster.left_out, key=str.lower))}; the benchmark's pool: {roster.pool}")
+    base = ReSoSettings(pool=roster.pool, seed=config.seed, db=str(out / "dadb.sqlite"))
     train_problems = load_dataset(train_set, limit=config.train_limit)
     test_problems = load_dataset(test_set, limit=config.test_limit)
-    # Which of vote:3 and the cascade the training record allows is known after training: guessed until then.
+    # Which votes and the cascade the training record allows is known after training: guessed until then.
     models = llm_agents(settings_pool(base))
-    guess = ["oracle", *(("vote:3", "cascade") if len(models) >= 3 else ())]
+    guess = ["oracle", *(("vote:3", "vote:5", "cascade") if len(models) >= 5 else
+                         ("vote:3", "cascade") if len(models) >= 3 else ())]
     progress.plan(title, plan_runs(config, out, train_problems, test_problems,
                                    [*(f"single:{agent}" for agent in models), *guess]))
     progress.start_stage(title, TRAINING)
@@ -440,7 +464,7 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
         progress.start_stage(title, WAITING_FOR_CRM)
     crm_ready()
     progress.start_stage(title, FITTING_CRM)
-    scorer = fit_crm(config, out, train_set, base, progress, title)
+    scorer = fit_crm(config, out, train_set, base, progress, title, world)
     progress.note(f"CRM fitted on the training split: {scorer}")
     test = base.replace(mode="test", scorer=scorer, **RESO_TEST)
     runs = [(label, method, folder, test.replace(**changes) if changes else test)

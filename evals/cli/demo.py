@@ -16,7 +16,8 @@ def demo_command(
     out: Annotated[Path, typer.Option(help="Output folder for all runs, the CRMs and the reports.")] = Path(
         "runs/demo"),
     world: Annotated[str, typer.Option(
-        help="many: a dozen recorded models on linked MATH level-5 and GSM8K composites; "
+        help="many: a dozen recorded models on linked MATH level-5 and GSM8K composites; open: the same "
+             "benchmarks with the 27 recorded open-weight models (open_pool.yaml); "
              "two-model: GPT-4 and Mixtral on GSM8K-MAS.")] = "many",
     level: Annotated[str, typer.Option(help="Composite size: easy (3 sub-questions), medium (5), hard (7).")] = "easy",
     pool: Annotated[Optional[str], typer.Option(
@@ -33,6 +34,11 @@ def demo_command(
              "recorded answers to the training questions, recalibrated on the training run; the vote for a pool "
              "without recordings), vote (reliability-weighted vote) or staged (the small learned CRM fitted on a "
              "staged pass shaped like the test's fine stage).")] = "calibrated",
+    min_recorded: Annotated[float, typer.Option(
+        min=0.0, max=1.0,
+        help="Each benchmark's team leaves out the replay models that record less than this share of its "
+             "training composites' questions (the pool it ran on is written to its folder); 0 keeps every "
+             "model.")] = 0.9,
     json_output: Annotated[bool, typer.Option("--json", help="Print the tables as one JSON object last.")] = False,
     backend: Annotated[str, typer.Option(help="local: this process | ray: Ray workers (see `reso eval`).")] = "local",
     address: Annotated[Optional[str], typer.Option(
@@ -68,7 +74,7 @@ def demo_command(
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm,
-                        recorded=recorded)
+                        recorded=recorded, min_recorded=min_recorded)
     from reso.evals.backends.base import BackendError, BackendSetupError, open_backend
     from reso.evals.cli.demo_progress import demo_progress
     from reso.evals.datasets.problem import DatasetError
