@@ -34,7 +34,7 @@ from reso.evals.backends.base import Backend, InProcess
 from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem
 from reso.evals.ledger import item_key, reconcile, run_id
-from reso.evals.methods import Method
+from reso.evals.methods import Method, MethodError
 from reso.evals.provenance import Provenance
 from reso.evals.reports.stats import wilson_interval
 from reso.evals.results import ResultsFile
@@ -185,10 +185,14 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
     method checked against the team, the results folder claimed), before any item runs.
 
     Raises:
-        MethodError: The method cannot run with this team (vote:K on a DADB without records); nothing written.
+        MethodError: The method cannot run with this team (vote:K on a DADB without records), or a test run
+            other than the oracle would show the CRM the references; nothing written.
         ResultsBusyError, ResultsFormatError: The results folder is another run's, or in use.
     """
     settings = config.settings.replace(**config.method.overrides)
+    if settings.scorer_sees_reference and settings.mode == "test" and config.method.kind != "oracle":
+        raise MethodError(f"{config.method.name}: scorer_sees_reference hands the references to the CRM, which "
+                          "only the oracle baseline may do in a test run")
     adapted = config.method.adapt(team, seed=settings.seed)
     config.out.mkdir(parents=True, exist_ok=True)
     learn_once = LearnOnce.for_selector(adapted.selector, settings)

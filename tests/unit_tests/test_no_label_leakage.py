@@ -402,3 +402,20 @@ def test_the_crm_learns_no_answer_to_a_test_question(tmp_path: Path, swap_split:
     trained = {answer.question_id for answer in answers}
     assert len(trained) > 200 and len(tested) > 100
     assert trained & tested == set()
+
+
+def test_a_test_run_other_than_the_oracle_may_not_hand_the_crm_the_references(
+        world: World, problems: list[Problem], tmp_path: Path) -> None:
+    from reso.evals.methods import MethodError
+
+    _, reso = world.methods[0]
+    settings = reso.replace(scorer_sees_reference=True)
+    team = build_team(settings)
+    try:
+        config = EvalConfig(dataset="math-l5-mas-easy-test", method=parse_method("reso", team.pool),
+                            out=tmp_path / "run", settings=settings)
+        with pytest.raises(MethodError, match="only the oracle baseline"):
+            asyncio.run(run_eval(config, problems, team))
+    finally:
+        team.dadb.close()
+    assert not (tmp_path / "run").exists()
