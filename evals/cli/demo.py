@@ -95,32 +95,20 @@ def demo_command(
                                "comparison": str(path)}))
         return
     titles = {recorded.name: recorded.name} if recorded else {b.stem: b.title for b in WORLDS[world]}
+    from reso.evals.cli.demo_tables import print_benchmark
+
     for stem, rows in tables.items():
-        Console(width=max(Console().width, 132)).print(_table(f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)", rows))
+        print_benchmark(Console(width=max(Console().width, 132)),
+                        f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)", rows)
         typer.echo(f"report: {out / stem / 'report.md'}  (per-run reports in {out / stem}/*/report.html)")
     typer.echo(f"tables: {path}")
 
 
 def _table(title: str, rows: list[dict]) -> Any:
-    from rich.table import Table
+    """The benchmark's table of all test composites (`reso.evals.cli.demo_tables`)."""
+    from reso.evals.cli.demo_tables import all_items_table
 
-    from reso.evals.reports.run_labels import breakable
-
-    table = Table(title=title)
-    methods = [breakable(row["method"]) for row in rows]  # wrapped between model names, never cut
-    longest = max((len(word) for method in methods for word in method.split()), default=6)
-    table.add_column("method", min_width=longest)
-    for column in ("items", "accuracy (95 % CI)", "vs best single (95 % CI)", "USD", "cost vs best single"):
-        table.add_column(column)
-    for method, row in zip(methods, rows, strict=True):
-        low, high = row["accuracy_ci95"] or (float("nan"), float("nan"))
-        diff = row["diff_vs_best_single_ci95"]
-        versus = (f"{row['diff_vs_best_single'] * 100:+.1f} [{diff[0] * 100:+.1f}, {diff[1] * 100:+.1f}]"
-                  if diff else "-")
-        ratio = f"{row['cost_vs_best_single']:.2f}×" if row["cost_vs_best_single"] is not None else "-"
-        table.add_row(method, str(row["n"]), f"{row['accuracy']:.1%} [{low:.1%}, {high:.1%}]", versus,
-                      f"{row['cost_usd']:.3f}", ratio)
-    return table
+    return all_items_table(title, rows)
 
 
 def _recorded(name: str | None, train: str | None, test: str | None, pool: str | None, train_n: int,
