@@ -57,13 +57,14 @@ from reso.evals.demo_events import (
     PlannedRun,
     RunStart,
 )
+from reso.evals.fine_stages import STAGE_LABELS, Stage, choose_stage, fit_peer, peer_settings
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
 from reso.evals.recorded_benchmark import RecordedBenchmark
 from reso.evals.reports.report import write_run_report, write_sweep_report
 from reso.evals.runner import EvalConfig, run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, settings_pool, team_for
-from reso.reward.records import LabelledRecord
+from reso.reward.records import LabelledRecord, load_records
 
 Log = Callable[[str], None]
 
@@ -326,18 +327,23 @@ def training_side(config: DemoConfig) -> str:
     return "test" if config.swap_split else "train"
 
 
+def training_answers(config: DemoConfig, pool: Pool) -> list[LabelledRecord]:
+    """The pool's recorded, labelled answers to the training side's questions (none for live endpoints)."""
+    from reso.reward.records import split_by_question
+
+    if config.recorded is not None:  # the answers to the questions of the training side's own files
+        texts = config.recorded.question_texts(training_side(config))
+        return [r for r in recorded_answers(pool) if " ".join(r.instruction.split()) in texts]
+    return split_by_question(recorded_answers(pool), training_side(config))
+
+
 def fit_general_crm(config: DemoConfig, pool: Pool, out: Path, log: Log) -> str | None:
     """The small CRM trained on the pool's recorded answers to the training side's questions, saved to
     `out` (every setting by grouped cross-validation); its scorer spec, or None without recordings. A
     folder already holding a CRM fitted on the same answers is reused (both benchmarks share one)."""
-    from reso.reward.records import split_by_question
     from reso.reward.small_crm import SmallCRM, is_small_crm_dir
 
-    if config.recorded is not None:  # the answers to the questions of the training side's own files
-        texts = config.recorded.question_texts(training_side(config))
-        answers = [r for r in recorded_answers(pool) if " ".join(r.instruction.split()) in texts]
-    else:
-        answers = split_by_question(recorded_answers(pool), training_side(config))
+    answers = training_answers(config, pool)
     if not answers:
         return None
     models = sorted({r.model or "" for r in answers})
@@ -391,17 +397,22 @@ def _folder(method: str) -> str:
     return "test-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in method)
 
 
-def crm_runs(config: DemoConfig) -> list[tuple[str, str, str, dict[str, Any]]]:
+def crm_runs(config: DemoConfig, stage: Stage = "adaptive",
+             other_stage: dict[str, Any] | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
     """The test runs that use the fitted CRM, in the order they run: (label, method, run folder, changes to
-    ReSo's test settings); random selects agents at random, and the CRM keeps their answers."""
+    ReSo's test settings, which use the fine stage `stage`); then ReSo with the other fine stage
+    (`other_stage`: its changes, known once the CRM is fitted); random selects agents at random, and the CRM
+    keeps their answers."""
     runs: list[tuple[str, str, str, dict[str, Any]]] = [("reso", "reso", "test-reso", {})]
     runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), changes)
              for label, changes in config.reso_variants.items()]
+    other = STAGE_LABELS["peer" if stage == "adaptive" else "adaptive"]
+    runs.append((f"reso ({other})", "reso", _folder(f"reso {other}"), other_stage or {}))
     return [*runs, ("random", "random", _folder("random"), {})]
 
 
 def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Sequence[Problem],
-              baselines: Sequence[str]) -> list[PlannedRun]:
+              baselines: Sequence[str], stage: Stage = "adaptive") -> list[PlannedRun]:
     """Every run of a benchmark in the order it runs, each with the items its folder holds already."""
     def planned(folder: str, label: str, mode: str, problems: Sequence[Problem]) -> PlannedRun:
         return PlannedRun(folder, label, mode, len(problems), len(resumed(out / folder, problems)))
@@ -410,7 +421,7 @@ def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Seq
     runs += [planned(_folder(method), method, "test", test) for method in baselines]
     if config.crm == "staged":  # the pass starts over every time
         runs.append(PlannedRun("train-staged", STAGED_PASS, "train", len(train)))
-    return runs + [planned(folder, label, "test", test) for label, _, folder, _ in crm_runs(config)]
+    return runs + [planned(folder, label, "test", test) for label, _, folder, _ in crm_runs(config, stage)]
 
 
 def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgress | None = None,
@@ -466,9 +477,18 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress.start_stage(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, world)
     progress.note(f"CRM fitted on the training split: {scorer}")
-    test = base.replace(mode="test", scorer=scorer, **RESO_TEST)
+    stage, why = choose_stage(team)
+    progress.note(f"fine stage: {why}")
+    answers = training_answers(config, team.pool) or load_records(out / "train-reso" / "crm_records.jsonl")
+    adaptive = base.replace(mode="test", scorer=scorer, **RESO_TEST)
+    peer = peer_settings(fit_peer(scorer, answers, out / "crm-peer"), int(RESO_TEST["k_max"]))
+    test = adaptive.replace(**peer) if stage == "peer" else adaptive
+    # The other stage's row: from the main row's settings, back to the adaptive stage's or on to the peer's.
+    other = {key: getattr(adaptive, key) for key in peer} if stage == "peer" else peer
+    if stage != "adaptive":  # the plan guessed the adaptive stage: its rows change names
+        progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
     runs = [(label, method, folder, test.replace(**changes) if changes else test)
-            for label, method, folder, changes in crm_runs(config)]
+            for label, method, folder, changes in crm_runs(config, stage, other)]
     progress.start_stage(title, TESTING_RESO)
     done |= {run[0]: _test_run(config, test_set, test_problems, out, run, progress, title) for run in runs}
 
