@@ -4,6 +4,8 @@ between the two from the dataset's source question ids."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -135,3 +137,24 @@ def test_compare_resamples_by_source_question_when_the_items_share_them(tmp_path
     # Only the items asked for.
     some = compare_runs(runs, resamples=200, problems=problems, items=["q3", "q1", "q2", "nope"])
     assert some.shared_items == 3 and some.runs[0].n == 3
+
+
+def test_reso_compare_says_it_resampled_source_questions(tmp_path):
+    from typer.testing import CliRunner
+
+    from reso.evals.cli import app
+
+    groups = _composites(12, 30, 3, seed=5)
+    dataset = tmp_path / "composites.jsonl"
+    dataset.write_text("".join(json.dumps({"id": f"q{i}", "question": "composite", "answer": "42",
+                                           "meta": {"step_question_ids": {str(s): f"s{q}" for s, q in enumerate(group)}}})
+                               + "\n" for i, group in enumerate(groups)), encoding="utf-8")
+    a = write_run(tmp_path / "a", [result_row(f"q{i}", i % 3 > 0) for i in range(30)], method="single:x",
+                  dataset=str(dataset))
+    b = write_run(tmp_path / "b", [result_row(f"q{i}", True) for i in range(30)], dataset=str(dataset))
+    result = CliRunner().invoke(app, ["compare", str(a), str(b), "--json", "--resamples", "300"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["interval_method"] == CLUSTER_METHOD and report["source_questions"] == 12
+    table = CliRunner().invoke(app, ["compare", str(a), str(b), "--resamples", "300"], env={"COLUMNS": "200"})
+    assert f"{CLUSTER_METHOD} (12 source questions" in " ".join(table.output.split())
