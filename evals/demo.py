@@ -583,8 +583,10 @@ def _within(best: dict[str, Any], others: Sequence[dict[str, Any]], points: floa
 def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The table of one benchmark: ReSo's runs, the best single model, the cheapest single model within three
     points of it, vote, cascade, random and the oracle, each with its 95 % interval, its cost relative to the
-    best single model, and the paired bootstrap interval of its accuracy difference from the best single."""
-    from reso.evals.reports.compare import compare_runs, load_run
+    best single model, and the paired bootstrap interval of its accuracy difference from the best single;
+    each also on the complete items (every single model has a recording of every sub-question), with the
+    gain over the best single split by cause (`reso.evals.reports.benchmark_table`)."""
+    from reso.evals.reports.benchmark_table import benchmark_rows
 
     singles = [s for s in summaries if s["method"].startswith("single:")]
     best = max(singles, key=lambda s: (s["accuracy"], -s["cost_usd"])) if singles else None
@@ -600,17 +602,7 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
     for prefix in ("vote:", "cascade:", "random", "oracle"):
         chosen += [(s.get("method_label", s["method"]), s) for s in summaries if s["method"].startswith(prefix)]
     reference = [s for _, s in chosen].index(best) if best is not None else 0
-    comparison = compare_runs([load_run(out / s["run"]) for _, s in chosen], reference=reference)
-    rows = []
-    for (label, s), stat in zip(chosen, comparison.runs, strict=True):
-        pair = stat.vs_reference
-        rows.append({"method": label, "run": s["run"], "n": stat.n, "accuracy": stat.accuracy,
-                     "accuracy_ci95": stat.accuracy_ci95, "cost_usd": stat.cost_usd,
-                     "tokens_per_item": stat.tokens_per_item,
-                     "cost_vs_best_single": pair.cost_ratio if pair else None,
-                     "diff_vs_best_single": pair.accuracy_diff if pair else None,
-                     "diff_vs_best_single_ci95": pair.accuracy_diff_ci95 if pair else None})
-    return rows
+    return benchmark_rows(out, chosen, reference, singles, best_single=best is not None)
 
 
 def s_model(summary: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from reso.evals.datasets import load_dataset
+from reso.evals.demo import comparison_rows
 from reso.evals.reports.benchmark_table import benchmark_rows
 from reso.evals.reports.clusters import CLUSTER_METHOD
 from reso.evals.reports.compare import load_run
@@ -179,6 +180,14 @@ def test_the_table_gives_every_headline_on_all_items_and_on_the_complete_ones(be
                                      "lost_wrong_answer": 0, "net": 0}
     assert other["gain_by_cause"]["net"] == -1
     json.dumps(rows)  # what `reso demo --json` prints
+
+
+def test_comparison_rows_of_the_demo_carry_the_complete_items(bench):
+    out, summaries = bench
+    rows = comparison_rows(out, [{**summaries["reso"], "label": "reso"}, summaries["A"], summaries["B"]])
+    assert [row["method"] for row in rows] == ["reso", "best single: A"]
+    assert rows[0]["n_complete"] == 2 and rows[0]["accuracy_complete"] == 0.5
+    assert rows[0]["gain_by_cause"]["lost_missing_recording"] == -1
 
 
 def _printed(rows: list[dict[str, Any]]) -> str:
