@@ -12,13 +12,16 @@ multiway, bootstrap (Owen 2007, "The pigeonhole bootstrap", Ann. Appl. Stat. 1(2
 "Bootstrapping data arrays of arbitrary order", Ann. Appl. Stat. 6(3)). Each resample draws the source
 questions with replacement, and a composite counts as many times as it could be assembled from the drawn
 copies: the product of its questions' draw counts. It is chosen because it is the documented bootstrap for
-items indexed by several units drawn from one population, and because it errs wide, never narrow: it gets
-the variance the questions contribute right and overstates the composite-level remainder (by up to
-2**k - 1 for a composite of k questions). The alternatives fail here: resampling the connected components
-of the question-composite graph has nothing to resample (the 100 MATH composites form one component), and
-weighting a composite by the sum or mean of its questions' draws understates the variance (a third of it
-when no question is shared). An item with one cluster of its own is resampled exactly as the plain
-bootstrap resamples it, draw for draw.
+items indexed by several units drawn from one population, and because it errs wide, not narrow (no
+bootstrap is exact here, McCullagh 2000; Owen and Eckles show the product weights conservative): besides
+what the shared questions contribute, it counts the composite-level remainder up to 2**k - 1 times for a
+composite of k questions. Simulated on the vendored recordings (100 composites of 3 drawn from 88 MATH or
+201 GSM8K questions), its 95 % intervals covered the true accuracy and difference 99-100 % of the time, at
+2.6-2.9 times the per-item width, where the per-item bootstrap covered 73-87 %. The alternatives fail
+here: resampling the connected components of the question-composite graph has nothing to resample (the
+100 MATH composites form one component), and weighting a composite by the sum or mean of its questions'
+draws understates the variance (a third of it when no question is shared). An item with one cluster of
+its own is resampled exactly as the plain bootstrap resamples it, draw for draw.
 
 The statistics are vectorised over resamples with numpy; the resamples are drawn in chunks so that memory
 stays bounded for large runs.
