@@ -31,6 +31,9 @@ from reso.reward.records import LabelledRecord, question_key
 PEER_ERRORS_FILE = "peer_errors.json"
 # How many pseudo-questions of the pooled rate a pair's own counts are blended with.
 PRIOR_QUESTIONS = 5.0
+# How close two numeric answers must be to count as the same value: as the linked composites grade them
+# (1e-6), not the checker's default 1 %, which would merge 226 and 228.
+SAME_VALUE = 1e-6
 # Bounds on a coincidence: 0 would make an agreement proof, 1 would make it worthless.
 COINCIDENCE_BOUNDS = (0.02, 0.9)
 
@@ -93,7 +96,7 @@ class PeerErrors:
                 counts.wrong_together += wrong_a and wrong_b
                 if value_a is not None and value_b is not None:
                     counts.wrong_both += 1
-                    counts.same_wrong += answers_match(value_a, value_b)
+                    counts.same_wrong += answers_match(value_a, value_b, rel_tol=SAME_VALUE)
         return cls(dict(pairs))
 
     @cached_property

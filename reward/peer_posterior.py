@@ -12,7 +12,8 @@ one's (both measured on the training side, `reso.reward.peer_errors`). The poste
 other group and "none of them is right" is exp(L_c) / (1 + sum_d exp(L_d)), and every answer of a group
 gets its group's posterior: the fine stage keeps the best answer, whichever candidate gave it first.
 
-With one answer the score is the base CRM's. Agents of one model count once (two roles of one model repeat
+Two answers agree when their values are the same to a millionth (as the linked composites grade), not
+within the checker's default 1 %. With one answer the score is the base CRM's. Agents of one model count once (two roles of one model repeat
 one recorded answer; they do not confirm it). An answer the base CRM failed on keeps that failure.
 """
 
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from reso.reward.answers import answers_match, extract_answer
 from reso.reward.base import GroupScorer, Score, ScoreItem, Scorer
-from reso.reward.peer_errors import PeerErrors
+from reso.reward.peer_errors import SAME_VALUE, PeerErrors
 from reso.reward.records import LabelledRecord
 from reso.reward.registry import build_scorer
 
@@ -45,7 +46,7 @@ class PeerPosteriorScorer(GroupScorer):
     name = "peer"
 
     def __init__(self, directory: Path | str | None = None, *, base: Scorer | None = None, base_spec: str = "",
-                 errors: PeerErrors | None = None, rel_tol: float = 0.01) -> None:
+                 errors: PeerErrors | None = None, rel_tol: float = SAME_VALUE) -> None:
         if directory is not None:
             saved = json.loads((Path(directory) / PEER_FILE).read_text(encoding="utf-8"))
             base_spec = saved["base"]

@@ -140,3 +140,13 @@ def test_diverse_escalation_asks_the_least_correlated_peer_even_when_none_is_mor
     assert policy.more(cands, [Asked(0, "4", 0.5), Asked(2, "5", 0.4), Asked(1, "4", 0.6)]) == []
     # Without a table, the coarse stage's order decides among the peers.
     assert Adaptive(confidence=0.9, k_max=3, escalate_to="diverse").more(cands, [Asked(0, "4", 0.6)]) == [1]
+
+
+def test_answers_agree_only_when_their_values_are_the_same():
+    # 226 and 228 are within the checker's default 1 %, but the composites grade them apart: so must the vote.
+    base = _Fixed({"twin-a": 0.6, "loner": 0.6})
+    scorer = PeerPosteriorScorer(base=base, errors=PeerErrors())
+    split = scorer.score([_item("twin-a", "228"), _item("loner", "226")])
+    assert split[0] == split[1] == pytest.approx(math.exp(_logit(0.6)) / (1 + 2 * math.exp(_logit(0.6))))
+    agree = scorer.score([_item("twin-a", "226"), _item("loner", "226.0")])
+    assert agree[0] == agree[1] > 0.6
