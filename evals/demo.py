@@ -583,7 +583,7 @@ def _within(best: dict[str, Any], others: Sequence[dict[str, Any]], points: floa
 def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The table of one benchmark: ReSo's runs, the best single model, the cheapest single model within three
     points of it, vote, cascade, random and the oracle, each with its 95 % interval, its cost relative to the
-    best single model, and the paired bootstrap interval of its accuracy difference from the best single;
+    best single model, and the paired interval of its accuracy difference from the best single;
     each also on the complete items (every single model has a recording of every sub-question), with the
     gain over the best single split by cause (`reso.evals.reports.benchmark_table`)."""
     from reso.evals.reports.benchmark_table import benchmark_rows

@@ -1,6 +1,7 @@
 """`reso compare`: finished runs side by side on the items they share, with intervals: each run's accuracy,
-and against a reference run the paired bootstrap intervals of the accuracy difference and the cost ratio;
-composites that share source questions are resampled by source question (the caption says which)."""
+and against a reference run the paired intervals of the accuracy difference and the cost ratio, from the
+bootstrap item by item or, for composites that share source questions, from the cluster-robust variance by
+source question (the caption says which)."""
 
 from __future__ import annotations
 
@@ -24,12 +25,13 @@ def compare_command(
         help="The run the others are measured against; default the first DIR.")] = None,
     out: Annotated[Optional[Path], typer.Option(
         help="Write comparison.json and accuracy_vs_cost.png into this folder.")] = None,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the shared items (or of their source questions).")] = 2000,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the shared items (unused where they share source questions).")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")] = 0,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
-    """Compare runs on their shared items: accuracy with 95 % intervals, cost, tokens, and paired bootstrap
-    intervals of each run's accuracy difference and cost ratio against the reference."""
+    """Compare runs on their shared items: accuracy with 95 % intervals, cost, tokens, and paired intervals
+    of each run's accuracy difference and cost ratio against the reference (the bootstrap, or cluster-robust
+    where composites share source questions)."""
     from reso.evals.reports.compare import CompareError, compare_runs, load_run
 
     if resamples < 1:
@@ -97,16 +99,17 @@ def _figures(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
 
 
 def intervals_caption(comparison: Comparison) -> str:
-    """Which 95 % intervals the table shows, and what the bootstrap resampled."""
+    """Which 95 % intervals the table shows, and how they were computed."""
     from reso.evals.reports.clusters import CLUSTER_METHOD
 
     reference = Path(comparison.reference).name
-    against = (f"against {reference} ({comparison.resamples} resamples, seed {comparison.seed}) for the "
-               "difference in points (Δ) and the cost ratio")
+    figures = "for the difference in points (Δ) and the cost ratio"
     if comparison.interval_method == CLUSTER_METHOD:
-        return (f"95 % intervals below the figures: {CLUSTER_METHOD} ({comparison.source_questions} source "
-                f"questions; composites that share one move together), for the accuracy and, paired, {against}")
-    return f"95 % intervals below the figures: Wilson for the accuracy; paired {comparison.interval_method} {against}"
+        return (f"95 % intervals below the figures: {CLUSTER_METHOD}: {comparison.source_questions} source "
+                "questions, composites that share one move together; normal, ±1.96 standard errors, for the "
+                f"accuracy and, paired, against {reference} {figures}")
+    return (f"95 % intervals below the figures: Wilson for the accuracy; paired {comparison.interval_method} "
+            f"against {reference} ({comparison.resamples} resamples, seed {comparison.seed}) {figures}")
 
 
 def comparison_table(comparison: Comparison, width: int | None = None) -> Table:

@@ -1,7 +1,8 @@
 """What finished runs show: a report per run and per sweep (`report.py`, markdown with plots, and
 `html_report.py`, one offline HTML page with every item's DAG from `dag_svg.py`), comparisons of runs on
-the items they share (`compare.py`), their intervals (`stats.py`), plots (`plots.py`, and the accuracy–cost
-picture `cost_plot.py`) and the labels that tell runs apart (`run_labels.py`).
+the items they share (`compare.py`), their intervals (`stats.py`; `shared_questions.py` for composites that
+share source questions), plots (`plots.py`, and the accuracy–cost picture `cost_plot.py`) and the labels
+that tell runs apart (`run_labels.py`).
 
 Public names are imported on first use, so importing the package loads neither numpy nor matplotlib.
 The functions `dag_svg` and `run_labels` are not exported here: their modules bear the same names.

@@ -4,8 +4,9 @@ model, on every test composite and on the complete ones, with the gain over the 
 A replay model without a recording of a sub-question fails it at no cost, so over all composites a missing
 recording counts as a mistake. Each headline is therefore also given on the complete items: the composites
 of which every single-model run of the benchmark (every model of its pool alone) has a recording of every
-sub-question (`reso.evals.reports.recordings`). Intervals come from `compare_runs`: the cluster bootstrap
-by source question where composites share them, else item by item (`interval_method` says which).
+sub-question (`reso.evals.reports.recordings`). Intervals come from `compare_runs`: cluster-robust by
+source question where composites share them, else the bootstrap item by item (`interval_method` says
+which).
 """
 
 from __future__ import annotations

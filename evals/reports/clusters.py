@@ -1,10 +1,12 @@
-"""The source questions each item was built from: what the bootstrap of a comparison resamples
-(`reso.evals.reports.stats`).
+"""The source questions each item was built from: what decides how a comparison's intervals are computed.
 
 A composite's dataset item names the question of each sub-question (`meta["step_question_ids"]`, the ids of
 the source file's questions, written by the synthesis and by the release loader); result rows do not, so
-they are read from the dataset a run's summary names. Items that share no source question are independent
-and are resampled one by one, as are items of a dataset that does not name its sources.
+they are read from the dataset a run's summary names. Where some source question is shared by two items,
+the intervals come from the cluster-robust variance by source question
+(`reso.evals.reports.shared_questions`); items that share none are independent and are resampled one by one
+by the paired bootstrap (`reso.evals.reports.stats`), as are items of a dataset that does not name its
+sources.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from reso.evals.datasets import Problem
 
-CLUSTER_METHOD = "cluster bootstrap by source question"
+CLUSTER_METHOD = "cluster-robust by source question (shared questions)"
 ITEM_METHOD = "bootstrap by item"
 NO_SOURCE_IDS = f"{ITEM_METHOD} (the items do not name their source questions)"
 NOTHING_SHARED = f"{ITEM_METHOD} (no source question is shared by two items)"
@@ -30,8 +32,8 @@ def source_ids(problem: Problem) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Resampling:
-    """How the items of a comparison are resampled: each item's source question ids (None: item by item)
-    and the method's name for the output."""
+    """How a comparison's intervals treat its items: each item's source question ids, for the cluster-robust
+    variance (None: the bootstrap item by item), and the method's name for the output."""
 
     clusters: list[tuple[str, ...]] | None
     method: str
@@ -40,8 +42,9 @@ class Resampling:
 
 
 def resampling(problems: Mapping[str, Problem] | None, ids: Sequence[str]) -> Resampling:
-    """The resampling of the items `ids`: by source question where every item names its sources and some
-    source is shared by two items, else item by item (and why)."""
+    """How the intervals of the items `ids` are computed: cluster-robust by source question where every
+    item names its sources and some source is shared by two items, else the bootstrap item by item (and
+    why)."""
     if problems is None or any(item not in problems for item in ids):
         return Resampling(None, NO_SOURCE_IDS)
     clusters = [source_ids(problems[item]) for item in ids]

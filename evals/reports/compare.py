@@ -1,11 +1,11 @@
 """Comparing finished runs on the items they share: each run's accuracy with its interval, cost and tokens,
-and against a reference run the paired bootstrap intervals of the accuracy difference and of the cost ratio
-(`reso.evals.reports.stats`).
+and against a reference run the paired intervals of the accuracy difference and of the cost ratio.
 
 Where the items are composites that share source questions (named by the dataset a run's summary names,
-`reso.evals.reports.clusters`), every interval comes from the cluster bootstrap by source question, each
-run's accuracy interval included; otherwise items are resampled one by one and the accuracy interval is
-Wilson's. The comparison says which (`Comparison.interval_method`).
+`reso.evals.reports.clusters`), every interval is a normal one from the cluster-robust variance by source
+question (`reso.evals.reports.shared_questions`), each run's accuracy interval included; otherwise the
+paired bootstrap resamples items one by one and the accuracy interval is Wilson's
+(`reso.evals.reports.stats`). The comparison says which (`Comparison.interval_method`).
 
 Run folders are read, never written: no lock is taken, so a run still in progress can be compared as it
 stands (its last line, if cut short, is left out, as a resume would).
@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from reso.evals.datasets import Problem
-from reso.evals.reports.clusters import NO_SOURCE_IDS, dataset_items, resampling
+from reso.evals.reports.clusters import CLUSTER_METHOD, NO_SOURCE_IDS, dataset_items, resampling
 from reso.evals.reports.run_labels import method_kind, run_labels, with_model
+from reso.evals.reports.shared_questions import paired_cluster_robust
 from reso.evals.reports.stats import DEFAULT_RESAMPLES, PairedInterval, paired_bootstrap, wilson_interval
 
 # What a comparison reads from every results line.
@@ -130,15 +131,24 @@ class Comparison:
     shared_items: int
     reference: str
     resamples: int
+    """The bootstrap's resamples and seed; unused where the intervals are cluster-robust."""
     seed: int
     runs: list[RunStats]
     interval_method: str = NO_SOURCE_IDS
-    """What the bootstrap resampled (`reso.evals.reports.clusters`): source questions or items, and why."""
+    """How the intervals were computed (`reso.evals.reports.clusters`): cluster-robust by source question, or
+    the bootstrap by item and why."""
     source_questions: int | None = None
     """The distinct source questions of the compared items, where the dataset names them."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def intervals_text(self) -> str:
+        """How the 95 % intervals were computed, in words: normal ones from the cluster-robust variance, or
+        the paired bootstrap with its resamples and seed."""
+        if self.interval_method == CLUSTER_METHOD:
+            return f"{CLUSTER_METHOD}, normal ±1.96 standard errors"
+        return f"paired {self.interval_method} ({self.resamples} resamples, seed {self.seed})"
 
 
 def run_stats(run: Run, label: str, ids: Sequence[str]) -> RunStats:
@@ -161,7 +171,8 @@ def compare_runs(runs: Sequence[Run], reference: int = 0, *, resamples: int = DE
                  problems: Mapping[str, Problem] | None = None) -> Comparison:
     """Compare `runs` on the items all of them have (only those of `items`, when given), each against
     `runs[reference]`. The items' source questions come from `problems` (default: the dataset the runs'
-    summaries name, when it loads).
+    summaries name, when it loads): where some is shared, the intervals are cluster-robust by source
+    question, else the paired bootstrap's over `resamples` resamples drawn with `seed`.
 
     Raises:
         CompareError: No runs, or no item shared by all of them.
@@ -180,12 +191,15 @@ def compare_runs(runs: Sequence[Run], reference: int = 0, *, resamples: int = DE
     plan = resampling(problems, ids)
     correct = np.array([[bool(run.rows[item]["correct"]) for item in ids] for run in runs], dtype=float)
     cost = np.array([[float(run.rows[item]["usage"].get("cost_usd", 0.0)) for item in ids] for run in runs])
-    paired = paired_bootstrap(correct, cost, reference, clusters=plan.clusters, resamples=resamples, seed=seed)
+    if plan.clusters is not None:
+        paired = paired_cluster_robust(correct, cost, reference, clusters=plan.clusters)
+    else:
+        paired = paired_bootstrap(correct, cost, reference, resamples=resamples, seed=seed)
     labels = run_labels([run.summary for run in runs])
     stats = []
     for run, label, pair in zip(runs, labels, paired, strict=True):
         stat = replace(run_stats(run, label, ids), vs_reference=pair)
-        if plan.clusters is not None:  # the run's own interval resamples what its difference does
+        if plan.clusters is not None:  # the run's own interval, like its difference's, counts shared questions
             stat = replace(stat, accuracy_ci95=pair.accuracy_ci95)
         stats.append(stat)
     return Comparison(shared_items=len(ids), reference=str(runs[reference].folder), resamples=resamples,

@@ -4,7 +4,7 @@ Per run (`DIR/report.md`, and the self-contained `DIR/report.html` with every it
 the summary with the accuracy's 95 % interval, the agents chosen per kind of subtask (table and heatmap),
 and for a training run its learning curve. Per sweep (`PARENT/report.md`): every run found in PARENT's
 sub-folders side by side, accuracy against cost, and when the runs share items, each run against the best
-single model with paired bootstrap intervals.
+single model with paired intervals (`reso.evals.reports.compare`).
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def cost_points(summaries: Sequence[dict[str, Any]]) -> list[CostPoint]:
 
 def paired_against_best_single(parent: Path, summaries: Sequence[dict[str, Any]]) -> list[str]:
     """Markdown lines: every run against the most accurate single model on the items all runs share, with
-    paired bootstrap intervals; a sentence saying why when there is no such comparison."""
+    paired intervals (`compare_runs`); a sentence saying why when there is no such comparison."""
     from reso.evals.reports.compare import CompareError, compare_runs, load_run, shared_ids
 
     singles = [i for i, s in enumerate(summaries) if method_kind(s["method"]) == "single"]
@@ -225,8 +225,8 @@ def paired_against_best_single(parent: Path, summaries: Sequence[dict[str, Any]]
     best = max(singles, key=lambda i: sum(bool(runs[i].rows[item]["correct"]) for item in ids))
     comparison = compare_runs(runs, best)
     lines = [f"## Against the best single model ({comparison.runs[best].label})", "",
-             f"On the {comparison.shared_items} items every run shares; paired {comparison.interval_method} "
-             f"({comparison.resamples} resamples, seed {comparison.seed}), 95 % intervals.", "",
+             f"On the {comparison.shared_items} items every run shares; {comparison.intervals_text()}, 95 % intervals.",
+             "",
              "| run | method | accuracy | difference | its interval | cost ratio | its interval |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for stats in comparison.runs:
