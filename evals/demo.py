@@ -36,7 +36,7 @@ import contextlib
 import dataclasses
 import json
 import multiprocessing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,7 @@ from reso.evals.demo_events import (
     PlannedRun,
     RunStart,
 )
-from reso.evals.fine_stages import STAGE_LABELS, Stage, choose_stage, fit_peer, peer_settings
+from reso.evals.fine_stages import STAGE_LABELS, STAGES, Stage, choose_by_record, stage_changes
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
 from reso.evals.recorded_benchmark import RecordedBenchmark
 from reso.evals.reports.report import write_run_report, write_sweep_report
@@ -398,16 +398,16 @@ def _folder(method: str) -> str:
 
 
 def crm_runs(config: DemoConfig, stage: Stage = "adaptive",
-             other_stage: dict[str, Any] | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
+             stages: Mapping[Stage, dict[str, Any]] | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
     """The test runs that use the fitted CRM, in the order they run: (label, method, run folder, changes to
-    ReSo's test settings, which use the fine stage `stage`); then ReSo with the other fine stage
-    (`other_stage`: its changes, known once the CRM is fitted); random selects agents at random, and the CRM
-    keeps their answers."""
+    ReSo's test settings, which use the fine stage `stage`); then ReSo with each other fine stage (`stages`:
+    each stage's changes, known once the CRM is fitted); random selects agents at random, and the CRM keeps
+    their answers."""
     runs: list[tuple[str, str, str, dict[str, Any]]] = [("reso", "reso", "test-reso", {})]
     runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), changes)
              for label, changes in config.reso_variants.items()]
-    other = STAGE_LABELS["peer" if stage == "adaptive" else "adaptive"]
-    runs.append((f"reso ({other})", "reso", _folder(f"reso {other}"), other_stage or {}))
+    runs += [(f"reso ({STAGE_LABELS[other]})", "reso", _folder(f"reso {STAGE_LABELS[other]}"),
+              (stages or {}).get(other, {})) for other in STAGES if other != stage]
     return [*runs, ("random", "random", _folder("random"), {})]
 
 
@@ -422,6 +422,25 @@ def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Seq
     if config.crm == "staged":  # the pass starts over every time
         runs.append(PlannedRun("train-staged", STAGED_PASS, "train", len(train)))
     return runs + [planned(folder, label, "test", test) for label, _, folder, _ in crm_runs(config, stage)]
+
+
+def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],
+                 out: Path, progress: DemoProgress) -> Stage:
+    """ReSo's fine stage on this benchmark: chosen on a validation part of the training side with the
+    calibrated CRM and recorded answers to refit it on (`reso.evals.validation`), else by the training
+    record (`choose_by_record`); the choice and why go to `progress`."""
+    from reso.evals.validation import choose_on_validation
+
+    answers = training_answers(config, team.pool)
+    if config.crm != "calibrated" or not answers:
+        stage, why = choose_by_record(team)
+    else:
+        choice = choose_on_validation(test, train, train_set, answers,
+                                      load_records(out / "train-reso" / "crm_records.jsonl"), out / "validation",
+                                      concurrency=config.concurrency, note=progress.note)
+        stage, why = choice.stage, choice.why
+    progress.note(f"fine stage: {why}")
+    return stage
 
 
 def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgress | None = None,
@@ -477,18 +496,15 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress.start_stage(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, world)
     progress.note(f"CRM fitted on the training split: {scorer}")
-    stage, why = choose_stage(team)
-    progress.note(f"fine stage: {why}")
-    answers = training_answers(config, team.pool) or load_records(out / "train-reso" / "crm_records.jsonl")
     adaptive = base.replace(mode="test", scorer=scorer, **RESO_TEST)
-    peer = peer_settings(fit_peer(scorer, answers, out / "crm-peer"), int(RESO_TEST["k_max"]))
-    test = adaptive.replace(**peer) if stage == "peer" else adaptive
-    # The other stage's row: from the main row's settings, back to the adaptive stage's or on to the peer's.
-    other = {key: getattr(adaptive, key) for key in peer} if stage == "peer" else peer
+    stage = choose_stage(config, adaptive, team, train_set, train_problems, out, progress)
+    answers = training_answers(config, team.pool) or load_records(out / "train-reso" / "crm_records.jsonl")
+    stages = stage_changes(scorer, answers, out, int(RESO_TEST["k_max"]))
+    test = adaptive.replace(**stages[stage])
     if stage != "adaptive":  # the plan guessed the adaptive stage: its rows change names
         progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
     runs = [(label, method, folder, test.replace(**changes) if changes else test)
-            for label, method, folder, changes in crm_runs(config, stage, other)]
+            for label, method, folder, changes in crm_runs(config, stage, stages)]
     progress.start_stage(title, TESTING_RESO)
     done |= {run[0]: _test_run(config, test_set, test_problems, out, run, progress, title) for run in runs}
 

@@ -1,15 +1,18 @@
-"""The fine stages the main job compares, and which one its ReSo row uses: chosen from the training side.
+"""The fine stages the main job compares, and which one its ReSo row uses: chosen on the training side.
 
 - `adaptive`: the calibrated CRM scores the first stage's answers in their group, and an escalation asks a
   model more likely right than the best answer so far (`reso.graphs.escalation.Adaptive`, `ranked`).
 - `peer`: the peer posterior (`reso.reward.peer_posterior`) over the calibrated CRM weighs who agrees with
-  whom, and an escalation asks the peer whose mistakes go least with those already asked (`diverse`), up to
-  one more answer than the adaptive stage allows: agreement of peers is evidence only when it is asked for.
+  whom, and an escalation asks the peer whose mistakes go least with those already asked (`diverse`), up
+  to one more answer than the adaptive stage allows: agreement of peers is evidence only when asked for.
+- `peer on records`: the same, each answer weighed by its model's training record instead of the CRM's
+  judgement of it.
 
-The rule, read from the trained DADB before any test run: a benchmark whose two best-recorded models are
-within `PEER_MARGIN` of each other is one of peers, and the peer stage answers it; a benchmark with one
-model far ahead (o1-mini on MATH level 5) is one for the adaptive stage, which escalates to that model.
-The other stage runs as a variant row, so every table shows what the choice gained or cost.
+`choose_on_validation` (`reso.evals.validation`) picks one on a validation part of the training side; where
+that cannot run (no recorded answers to refit the CRM on), `choose_by_record` applies a rule read from the
+trained DADB: the peer stage when the two best-recorded models are within `PEER_MARGIN` of each other,
+else the adaptive stage. The stages not chosen run as rows of their own, so every table shows what the
+choice gained or cost.
 """
 
 from __future__ import annotations
@@ -24,17 +27,41 @@ from reso.graphs.team import Team
 from reso.reward.records import LabelledRecord
 from reso.reward.reliability_vote import record_reliability
 
-Stage = Literal["adaptive", "peer"]
-STAGE_LABELS: dict[Stage, str] = {"adaptive": "adaptive stage", "peer": "peer stage"}
+Stage = Literal["adaptive", "peer", "peer on records"]
+STAGES: tuple[Stage, ...] = ("adaptive", "peer", "peer on records")
+# What a lone answer is worth by its model's record alone: the reliability vote scores one answer so.
+RECORDS_ONLY = "reliability"
+
+
+# How the tables name a ReSo row run with each stage.
+STAGE_LABELS: dict[Stage, str] = {"adaptive": "adaptive stage", "peer": "peer stage",
+                                  "peer on records": "peer stage on records"}
 
 
 def peer_settings(peer_scorer: str, k_max: int) -> dict[str, Any]:
-    """The test settings that make a ReSo run use the peer stage (`k_max`: the adaptive stage's)."""
+    """The test settings that make a ReSo run use a peer stage (`k_max`: the adaptive stage's)."""
     return {"scorer": peer_scorer, "escalate_to": "diverse", "k_max": k_max + 1}
 
 
-def choose_stage(team: Team) -> tuple[Stage, str]:
-    """The stage for a benchmark, by the rule of the module docstring, and why (one line)."""
+def fit_peer(base_scorer: str, answers: Sequence[LabelledRecord], out: Path) -> str:
+    """The peer posterior over `base_scorer`, its pairwise error table counted on `answers` (labelled answers
+    of the pool's models to the training side's questions), saved to `out`; its scorer spec."""
+    from reso.reward.peer_posterior import fit_peer_posterior
+
+    fit_peer_posterior(base_scorer, answers).save(out)
+    return f"peer:{out}"
+
+
+def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path, k_max: int) -> dict[Stage, dict[str, Any]]:
+    """Each stage's changes to ReSo's test settings, given the fitted CRM `crm` (the peer posteriors are
+    fitted on `answers` and saved under `folder`)."""
+    return {"adaptive": {"scorer": crm, "escalate_to": "ranked", "k_max": k_max},
+            "peer": peer_settings(fit_peer(crm, answers, folder / "crm-peer"), k_max),
+            "peer on records": peer_settings(fit_peer(RECORDS_ONLY, answers, folder / "crm-peer-records"), k_max)}
+
+
+def choose_by_record(team: Team) -> tuple[Stage, str]:
+    """The stage by the rule of the module docstring, and why (one line)."""
     try:
         first, second = best_recorded(team, 2)
     except MethodError:
@@ -47,12 +74,3 @@ def choose_stage(team: Team) -> tuple[Stage, str]:
     if gap <= PEER_MARGIN:
         return "peer", f"{why}: peers, the peer stage"
     return "adaptive", f"{why}: one model ahead, the adaptive stage"
-
-
-def fit_peer(base_scorer: str, answers: Sequence[LabelledRecord], out: Path) -> str:
-    """The peer posterior over `base_scorer`, its pairwise error table counted on `answers` (labelled answers
-    of the pool's models to the training side's questions), saved to `out`; its scorer spec."""
-    from reso.reward.peer_posterior import fit_peer_posterior
-
-    fit_peer_posterior(base_scorer, answers).save(out)
-    return f"peer:{out}"

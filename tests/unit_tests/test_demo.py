@@ -162,7 +162,9 @@ def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_e
                 ("test-single-mixtral-arithmetic-word-problems", SINGLES[1], "test", 6),
                 ("test-oracle", "oracle", "test", 6), ("test-reso", "reso", "test", 6),
                 ("test-reso-cost-weight-0.1", "reso (cost weight 0.1)", "test", 6),
-                ("test-reso-peer-stage", "reso (peer stage)", "test", 6), ("test-random", "random", "test", 6)]
+                ("test-reso-peer-stage", "reso (peer stage)", "test", 6),
+                ("test-reso-peer-stage-on-records", "reso (peer stage on records)", "test", 6),
+                ("test-random", "random", "test", 6)]
     assert [(p.folder, p.label, p.mode, p.items, p.done) for p in plans[0]] == [(*run, 0) for run in expected]
     # Each run: started with nothing done, then each of its items once, then finished with all of them.
     runs: list[tuple[RunStart, list[str]]] = []
@@ -181,28 +183,38 @@ def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_e
     assert open_run is None
     assert [(r.folder, r.label, r.mode, r.items, r.done, r.benchmark) for r, _ in runs] == [
         (out / "gsm8k-mas" / folder, label, mode, items, 0, TITLE) for folder, label, mode, items in expected]
-    assert [len(set(items)) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6]
-    assert [len(items) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6]
+    assert [len(set(items)) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6, 6]
+    assert [len(items) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6, 6]
 
 
-def test_the_fine_stage_is_chosen_from_the_training_record_and_the_other_runs_beside_it(small_demo, demo_events):
+def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(small_demo, demo_events):
     out, by_benchmark = small_demo
+    bench = out / "gsm8k-mas"
     summaries = {s["label"]: s for s in by_benchmark["gsm8k-mas"]}
-    # GPT-4 leads Mixtral by far more than the peer margin in training: one model ahead, the adaptive stage.
+    choice = json.loads((bench / "validation" / "choice.json").read_text())
+    # The last quarter of the 12 training composites, answered by every stage with a CRM refitted without
+    # their questions' recorded answers.
+    assert choice["composites"] == 3 and set(choice["scores"]) == {"adaptive", "peer", "peer on records"}
+    best = max(choice["scores"].values(), key=lambda score: (score[0], -score[1]))
+    assert choice["scores"][choice["stage"]] == best
+    assert is_small_crm_dir(bench / "validation" / "crm-general")
     notes = [event[1] for event in demo_events.events if event[0] == "note"]
-    assert any(line.startswith("fine stage: the two best training records") and line.endswith("the adaptive stage")
-               for line in notes)
-    calibrated = f"calibrated:{out / 'gsm8k-mas' / 'crm-calibrated'}"
-    assert summaries["reso"]["settings"]["scorer"] == calibrated
-    assert summaries["reso"]["settings"]["escalate_to"] == "ranked"
-    # The peer stage runs as a row of its own: the peer posterior over the same CRM, diverse escalation, one
-    # more answer allowed.
-    peer = summaries["reso (peer stage)"]["settings"]
-    assert peer["scorer"] == f"peer:{out / 'gsm8k-mas' / 'crm-peer'}"
-    assert (peer["escalate_to"], peer["k_max"]) == ("diverse", summaries["reso"]["settings"]["k_max"] + 1)
-    saved = json.loads((out / "gsm8k-mas" / "crm-peer" / "peer.json").read_text())
-    assert saved["base"] == calibrated
-    # Its error table is counted on the pool's recorded answers to the training side's questions.
-    pairs = json.loads((out / "gsm8k-mas" / "crm-peer" / "peer_errors.json").read_text())
+    assert f"fine stage: {choice['why']}" in notes
+    # The ReSo row runs the chosen stage with the test's CRM; every other stage runs as a row of its own.
+    calibrated = f"calibrated:{bench / 'crm-calibrated'}"
+    scorers = {"adaptive": calibrated, "peer": f"peer:{bench / 'crm-peer'}",
+               "peer on records": f"peer:{bench / 'crm-peer-records'}"}
+    labels = {"adaptive": "reso (adaptive stage)", "peer": "reso (peer stage)",
+              "peer on records": "reso (peer stage on records)"}
+    for stage, scorer in scorers.items():
+        row = summaries["reso"] if stage == choice["stage"] else summaries[labels[stage]]
+        assert row["settings"]["scorer"] == scorer
+        assert (row["settings"]["escalate_to"], row["settings"]["k_max"]) == (
+            ("ranked", 3) if stage == "adaptive" else ("diverse", 4))
+    assert labels[choice["stage"]] not in summaries
+    assert json.loads((bench / "crm-peer" / "peer.json").read_text())["base"] == calibrated
+    assert json.loads((bench / "crm-peer-records" / "peer.json").read_text())["base"] == "reliability"
+    # The peer posteriors' error table is counted on the pool's recorded answers to the training side.
+    pairs = json.loads((bench / "crm-peer" / "peer_errors.json").read_text())
     recorded = split_by_question(load_records(data_dir() / "gsm8k_replay_dev.jsonl"), "train")
     assert [counts["both"] for counts in pairs.values()] == [len({r.instruction for r in recorded})]

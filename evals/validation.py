@@ -1,0 +1,119 @@
+"""Choosing ReSo's fine stage on a validation part of the training side: the test is never looked at.
+
+The last quarter of the training composites is the validation part. The CRM the test uses learned from the
+recorded answers to every training-side question, so on those composites it would judge answers it has
+seen with their labels, and flatter every stage that reads it. So validation fits the CRM again without
+any answer to a question of a validation composite (the general CRM on the other recorded answers, its
+calibration on the training run's records of the other questions) and fits each stage's peer posterior on
+the same answers. The trained DADB is read as it is: it keeps each agent's record, not what it answered.
+Each stage then answers the validation composites in test mode, and the most accurate wins (the cheaper on
+a tie). What each scored is written to `validation/choice.json` beside the benchmark's runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from reso.agents.adapters.release_text import split_recorded
+from reso.evals.datasets import Problem
+from reso.evals.fine_stages import STAGES, Stage, stage_changes
+from reso.evals.methods import parse_method
+from reso.evals.reports.recordings import original_questions
+from reso.evals.runner import EvalConfig, run_eval
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import build_team
+from reso.reward.records import LabelledRecord
+
+VALIDATION_SHARE = 0.25
+"""The share of the training composites (the last ones) that validation answers."""
+
+
+@dataclass(frozen=True)
+class StageChoice:
+    """The stage validation chose, and each stage's accuracy and cost on the validation composites."""
+
+    stage: Stage
+    composites: int
+    scores: dict[str, tuple[float, float]]
+    """Stage → (accuracy, USD) on the validation composites."""
+
+    @property
+    def why(self) -> str:
+        shown = "; ".join(f"{stage} {accuracy:.1%} for ${usd:.3f}" for stage, (accuracy, usd) in self.scores.items())
+        return f"chosen on {self.composites} validation composites of the training side ({shown}): the {self.stage} stage"
+
+
+def _key(text: str) -> str:
+    return " ".join(split_recorded(text)[0].split())
+
+
+def validation_part(train: Sequence[Problem]) -> list[Problem]:
+    """The training composites validation answers: the last quarter (at least one)."""
+    return list(train[-max(1, round(len(train) * VALIDATION_SHARE)):])
+
+
+def validation_questions(problems: Sequence[Problem]) -> set[str]:
+    """Every sub-question of `problems`, as asked after right parents and as written (linked), normalised."""
+    texts: set[str] = set()
+    for problem in problems:
+        texts.update(_key(text) for text in original_questions(problem).values())
+        texts.update(_key(step["instruction"]) for step in problem.plan or [])
+    return texts
+
+
+def without_questions(records: Sequence[LabelledRecord], questions: set[str]) -> list[LabelledRecord]:
+    """The records whose question is none of `questions`."""
+    return [r for r in records if _key(r.instruction) not in questions]
+
+
+def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem], out: Path,
+               concurrency: int) -> tuple[float, float]:
+    shutil.rmtree(out, ignore_errors=True)  # a rerun refits the CRM: answers from an earlier fit would be stale
+    team = build_team(settings)  # its own team: the process's cached one may hold another stage's scorer
+    try:
+        config = EvalConfig(dataset=dataset, method=parse_method("reso", team.pool), out=out, settings=settings,
+                            concurrency=concurrency)
+        summary = asyncio.run(run_eval(config, problems, team))
+    finally:
+        if team.dadb is not None:
+            team.dadb.close()
+    return float(summary["accuracy"]), float(summary["cost_usd"])
+
+
+def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: str, answers: Sequence[LabelledRecord],
+                         run_records: Sequence[LabelledRecord], out: Path, *, concurrency: int = 16,
+                         note: Callable[[str], None] = lambda line: None) -> StageChoice:
+    """Fit the validation CRM, run every stage on the validation composites, and choose (module docstring).
+
+    Args:
+        test: ReSo's test settings without a scorer's stage (pool, DADB, k, k_max, …).
+        train: The training composites, in order; `dataset` names them (for the run folders).
+        answers: The pool's recorded, labelled answers to the training side's questions.
+        run_records: The training run's labelled records (what the calibration learns from).
+        out: The folder validation writes to (`<benchmark>/validation`).
+    """
+    from reso.reward.calibrated_crm import fit_calibration
+    from reso.reward.small_crm import SmallCRM
+
+    part = validation_part(train)
+    held = validation_questions(part)
+    kept = without_questions(answers, held)
+    note(f"validation: {len(part)} composites; the CRM refitted on {len(kept)} of {len(answers)} recorded answers "
+         "(none to their questions)")
+    SmallCRM().fit(kept, tune=True).save(out / "crm-general")
+    calibration = fit_calibration(f"small:{out / 'crm-general'}", without_questions(run_records, held))
+    calibration.save(out / "crm-calibrated")
+    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", kept, out, int(test.k_max or test.k))
+    scores: dict[str, tuple[float, float]] = {}
+    for stage in STAGES:
+        scores[stage] = _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
+                                   concurrency)
+    best = max(STAGES, key=lambda stage: (scores[stage][0], -scores[stage][1]))
+    choice = StageChoice(best, len(part), scores)
+    (out / "choice.json").write_text(json.dumps({**asdict(choice), "why": choice.why}, indent=2), encoding="utf-8")
+    return choice
