@@ -12,7 +12,12 @@ from typer.testing import CliRunner
 
 from reso.agents.adapters.prices import LIST_PRICES, PriceListError, load_price_list
 from reso.agents.adapters.replay import replay_table
-from reso.agents.defaults import all_models_pool_path, default_pool_path, vendored_prices_path, zeroeval_pool_path
+from reso.agents.defaults import (
+    all_models_pool_path,
+    default_pool_path,
+    vendored_prices_path,
+    zeroeval_pool_path,
+)
 from reso.agents.pool import PoolError, load_pool
 from reso.agents.pool_source import load_pool_for, pool_file_for
 from reso.evals.cli import app
