@@ -363,7 +363,7 @@ def test_demo_refuses_a_bad_pool_or_an_unset_key_before_starting(tmp_path: Path,
                           "RESO_TEST_UNSET_KEY_VAR (api_key_env) is not set or empty")
     assert_one_error_line(invoke("demo", "--level", "extreme", "--out", str(out)), 2, "--level must be easy")
     assert_one_error_line(invoke("demo", "--world", "flat", "--out", str(out)), 2,
-                          "--world must be one of many, two-model")
+                          "--world must be one of many, open, two-model")
     assert not out.exists()
 
 
