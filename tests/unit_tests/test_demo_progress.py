@@ -145,7 +145,7 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
                                 env={"COLUMNS": "200", "FORCE_COLOR": "1"})
     assert result.exit_code == 0, (result.stderr, result.exception)
     assert "\x1b" not in result.stderr
-    pattern = re.compile(r"GSM8K-MAS \(GPT-4 and Mixtral\) · run (\d+)/6 · (.+): (\d+)/(\d+) items "
+    pattern = re.compile(r"GSM8K-MAS \(GPT-4 and Mixtral\) · run (\d+)/8 · (.+): (\d+)/(\d+) items "
                          r"\((\d+) done before\), accuracy \d+\.\d%, \$\d+\.\d{4}, \d+:\d\d → (.+)")
     runs = [match.groups() for line in result.stderr.splitlines() if (match := pattern.fullmatch(line))]
     folder = out / "gsm8k-mas"
@@ -157,9 +157,16 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
          str(folder / "test-single-mixtral-arithmetic-word-problems")),
         ("4", "oracle", "6", "6", "3", str(folder / "test-oracle")),
         ("5", "reso", "6", "6", "3", str(folder / "test-reso")),
-        ("6", "random", "6", "6", "3", str(folder / "test-random")),
+        ("6", "reso (peer stage)", "6", "6", "3", str(folder / "test-reso-peer-stage")),
+        ("7", "reso (peer stage on records)", "6", "6", "3", str(folder / "test-reso-peer-stage-on-records")),
+        ("8", "random", "6", "6", "3", str(folder / "test-random")),
     ]
-    others = [line for line in result.stderr.splitlines() if not pattern.fullmatch(line)]
+    # Validation runs again (it refits its CRM): its two lines name numbers of their own.
+    validation = re.compile(r"validation: 3 composites; .*|fine stage: chosen on 3 validation composites .*: "
+                            r"the adaptive stage")
+    assert sum(bool(validation.fullmatch(line)) for line in result.stderr.splitlines()) == 2
+    others = [line for line in result.stderr.splitlines()
+              if not pattern.fullmatch(line) and not validation.fullmatch(line)]
     assert sorted(re.sub(r"\(\d+:\d\d\)", "(T)", line) for line in others) == sorted([
         "baseline left out: vote:3 needs 3 models; pool 'default-gsm8k-replay' has 2",
         f"CRM fitted on the training split: calibrated:{folder / 'crm-calibrated'}",
