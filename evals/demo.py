@@ -16,10 +16,12 @@ Per benchmark:
    adaptive fine stage asks (on a copy of the DADB, the test's first stage, then always its escalation to
    the most reliable remaining agent), and the small learned CRM is fitted on those answers,
    its group model on exactly the groups the fine stage scores (`reward/staged_crm.py`).
-3. On the test split, with the DADB frozen: ReSo (the adaptive fine stage, that CRM) at its default cost
-   weight and at a few others (the accuracy–cost picture), every model of the pool alone, a majority vote
-   of the three models with the best training record, a cascade whose models are chosen from the training
-   record, the random-selection ablation, and the oracle (which uses the labels).
+3. ReSo's fine stage (adaptive, peer, or peer on records: `reso.evals.fine_stages`) is chosen on a
+   validation part of the training side (`reso.evals.validation`).
+4. On the test split, with the DADB frozen: ReSo (that stage, that CRM) at its default cost weight and at a
+   few others (the accuracy–cost picture), ReSo with each other stage, every model of the pool alone,
+   majority votes of the three and five models with the best training record, a cascade whose models are
+   chosen from the training record, the random-selection ablation, and the oracle (which uses the labels).
 
 Worlds: `many` (default) replays real answers of a dozen models to linked MATH level-5 and GSM8K
 composites; `open` the same benchmarks with the open-weight models only; `two-model` is the earlier GPT-4 +
@@ -98,8 +100,9 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 
 # ReSo's settings in the main job, fixed before any test run: the first two candidates answer (the second
 # only when its model's training record is within `peer_margin` of the first's), and while the CRM gives the
-# best answer less than this probability of being right, the most reliable remaining agent answers too,
-# once (k_max - k).
+# best answer less than this probability of being right, one more agent answers (the first in the coarse
+# stage's cost-aware order that is more likely right than that answer; the peer stages ask a diverse peer
+# instead, once more: `reso.evals.fine_stages`), once (k_max - k).
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
 # The CRMs `reso demo` can fit on the training split (see the module docstring); the first is the default.
 CRMS = ("calibrated", "vote", "staged")

@@ -128,14 +128,16 @@ class Adaptive:
     Escalation goes to a candidate of a model not asked yet that is more likely right than the best answer
     so far: the first such in the coarse stage's order, which weighs record against price (`"ranked"`), or
     the most reliable (`"reliable"`, ties in the coarse stage's order), so a hard subtask ends with the
-    agent the DADB trusts most, whatever its price.
+    agent the DADB trusts most, whatever its price. Among peers (`"diverse"`), it goes to the model whose
+    mistakes go least with those already asked, among those within `peer_margin` of the best remaining
+    record, whether or not it is more likely right than the best answer so far.
     """
 
     confidence: float
     k_max: int
     slate: int = 16
-    """How many candidates the coarse stage offers: escalation picks the most reliable among them, so it
-    can reach a strong agent that the cost-aware ranking put far down."""
+    """How many candidates the coarse stage offers: escalation chooses among them, so it can reach a strong
+    agent that the cost-aware ranking put far down."""
     peer_margin: float = PEER_MARGIN
     """A first-stage candidate whose model's record is more than this below the first candidate's does not
     answer (1 or more: all of the first k answer, the paper's way)."""
