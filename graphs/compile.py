@@ -1,8 +1,9 @@
 """Compile a TaskDAG into a LangGraph state graph: one node per subtask, edges from its dependencies.
 
 A node with several parents joins them (`add_edge([parents], node)`), so it runs once all have
-finished; parallel branches merge their records through the `steps` reducer, never overwriting each
-other. Each node carries a RetryPolicy for errors that escape a subtask (candidate failures never do).
+finished; parallel branches merge their records (as JSON: `reso.graphs.state`) through the `steps`
+reducer, never overwriting each other. Each node carries a RetryPolicy for errors that escape a subtask
+(candidate failures never do).
 
 The graph's runtime context is the question's `DagRun` (`context_schema`): a node holds only its step id
 and asks `runtime.context` for the step's record, so one compiled graph serves every DAG of its shape.
@@ -20,20 +21,20 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.records import StepRecord
+from reso.graphs.records import StepJSON, state_steps
 from reso.graphs.run import DagRun
 
 
-def merge_steps(left: Mapping[str, StepRecord] | None,
-                right: Mapping[str, StepRecord] | None) -> dict[str, StepRecord]:
+def merge_steps(left: Mapping[str, StepJSON] | None,
+                right: Mapping[str, StepJSON] | None) -> dict[str, StepJSON]:
     """Reducer: subtask records keyed by id; a later record for the same id replaces the earlier one."""
     return {**(left or {}), **(right or {})}
 
 
 class DagState(TypedDict, total=False):
-    """State of one question's DAG run: the subtask records finished so far, by id."""
+    """State of one question's DAG run: the subtask records finished so far, by id, as JSON."""
 
-    steps: Annotated[dict[str, StepRecord], merge_steps]
+    steps: Annotated[dict[str, StepJSON], merge_steps]
 
 
 def node_name(step_id: str) -> str:
@@ -50,7 +51,7 @@ NODE_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.2, retry_on=_transie
 
 async def _subtask_node(step_id: str, state: DagState, runtime: Runtime[DagRun]) -> dict[str, Any]:
     record = await runtime.context.result(step_id, state.get("steps") or {})
-    return {"steps": {step_id: record}}
+    return {"steps": state_steps({step_id: record})}
 
 
 def _make_node(step_id: str):

@@ -23,7 +23,7 @@ from reso.graphs.compile import compile_dag
 from reso.graphs.context import RunContext
 from reso.graphs.dag import PlanError, TaskDAG
 from reso.graphs.mermaid import dag_mermaid
-from reso.graphs.records import Usage, step_records
+from reso.graphs.records import Usage, state_steps, step_records
 from reso.graphs.run import DagRun
 from reso.graphs.state import InputState, OutputState, ReSoState
 
@@ -34,17 +34,17 @@ async def run_context(runtime: Runtime[RunContext]) -> RunContext:
 
 
 def state_dag(state: ReSoState) -> TaskDAG:
-    """The state's task DAG; validated again only from a checkpoint that kept it as plain data, or rebuilt
-    from the plan for one saved before the state held it."""
-    dag = state.get("dag")
+    """The state's task DAG, validated from the JSON the state keeps (the model itself from a checkpoint
+    saved when the state held models; rebuilt from the plan for one saved before it held the DAG at all)."""
+    dag: Any = state.get("dag")
     if isinstance(dag, TaskDAG):
         return dag
     return TaskDAG.model_validate(dag) if dag is not None else TaskDAG.from_steps(state["plan"])
 
 
 def _planned(dag: TaskDAG, notes: list[str], started: float | None = None) -> dict[str, Any]:
-    update: dict[str, Any] = {"dag": dag, "plan": dag.to_steps(), "plan_mermaid": dag_mermaid(dag),
-                              "notes": notes}
+    update: dict[str, Any] = {"dag": dag.model_dump(mode="json"), "plan": dag.to_steps(),
+                              "plan_mermaid": dag_mermaid(dag), "notes": notes}
     return update if started is None else {**update, "started_at": started}
 
 
@@ -87,7 +87,7 @@ async def execute(state: ReSoState, runtime: Runtime[RunContext]) -> dict[str, A
     # namespace "execute:<task id>" and it checkpoints there, through the parent's checkpointer.
     steps = await dag_run.execute(compile_dag(dag), get_config())
     notes = [f"budget exceeded: {budget.exceeded}"] if budget.exceeded else []
-    return {"steps": steps, "plan_mermaid": dag_mermaid(dag, steps), "notes": notes,
+    return {"steps": state_steps(steps), "plan_mermaid": dag_mermaid(dag, steps), "notes": notes,
             "budget_exceeded": budget.exceeded is not None}
 
 

@@ -1,8 +1,9 @@
 """What a run reports: per-candidate and per-subtask records, usage totals and the final result.
 
-Records stay these pydantic models from the subtask that makes them to the caller: graph state holds
-them (Studio and checkpoints serialise them), and they become JSON only where they are written (results
-files, `reso solve --json`). `step_records` also reads the plain dicts of checkpoints saved before.
+Code works on these pydantic models, from the subtask that makes them to the caller. Graph state holds
+subtask records as plain JSON (`state_steps`), so that no checkpointer, Studio's (`langgraph dev`) included,
+ever has a class of ours to revive; `step_records` reads them back, and also the models that checkpoints
+saved before kept.
 """
 
 from __future__ import annotations
@@ -60,10 +61,19 @@ class StepRecord(BaseModel):
 
 
 StepRecords = dict[str, StepRecord]
+StepJSON = dict[str, Any]
+"""A `StepRecord` as graph state holds it: `record.model_dump(mode="json")`."""
+
+
+def state_steps(records: Mapping[str, StepRecord]) -> dict[str, StepJSON]:
+    """Subtask records by id as graph state keeps them: JSON, which every checkpointer saves and reads back
+    as it is (LangGraph's serializer warns about, or blocks, reviving a class it was not told about)."""
+    return {step_id: record.model_dump(mode="json") for step_id, record in records.items()}
 
 
 def step_records(steps: Mapping[str, StepRecord | Mapping[str, Any]] | None) -> StepRecords:
-    """Subtask records by id, typed: as they are, or validated from the dicts of an older checkpoint."""
+    """Subtask records by id, typed: validated from the state's JSON, or as they are (models an older
+    checkpoint kept)."""
     return {step_id: record if isinstance(record, StepRecord) else StepRecord.model_validate(record)
             for step_id, record in (steps or {}).items()}
 

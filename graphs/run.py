@@ -23,7 +23,7 @@ from typing import Any
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import TaskDAG
-from reso.graphs.records import StepRecord
+from reso.graphs.records import StepJSON, StepRecord, state_steps, step_records
 from reso.graphs.subtask import ProgressWriter, context_for, run_subtask
 from reso.reward.answers import answers_match
 
@@ -114,10 +114,11 @@ class DagRun:
             future.set_result(task.result())
         self._start_ready()
 
-    async def result(self, step_id: str, steps: Mapping[str, StepRecord]) -> StepRecord:
-        """The record of `step_id`, running it (and, eagerly, whatever becomes ready) as needed."""
-        for known_id, record in steps.items():
-            self.results.setdefault(known_id, record)
+    async def result(self, step_id: str, steps: Mapping[str, StepRecord | StepJSON]) -> StepRecord:
+        """The record of `step_id`, running it (and, eagerly, whatever becomes ready) as needed; `steps` are
+        the graph state's records (a resumed run's include those its checkpoint saved)."""
+        self.results.update(step_records({known_id: record for known_id, record in steps.items()
+                                          if known_id not in self.results}))
         if step_id in self.results:
             return self.results[step_id]
         # "all" waits for every earlier subtask, which LangGraph's edges (parents only) cannot express,
@@ -134,10 +135,10 @@ class DagRun:
     async def execute(self, graph: Any, config: Any = None) -> dict[str, StepRecord]:
         """Invoke the compiled task-DAG `graph` with this run as its context; returns every subtask's record."""
         try:
-            state = await graph.ainvoke({"steps": dict(self.results)}, config, context=self)
+            state = await graph.ainvoke({"steps": state_steps(self.results)}, config, context=self)
         finally:
             await self.aclose()
-        return dict(state.get("steps") or {})
+        return step_records(state.get("steps"))
 
     async def aclose(self) -> None:
         for task in self._tasks.values():

@@ -1,8 +1,15 @@
 """The state of the top-level ReSo graph (plan → execute → answer), with its input and output views.
 
-The plan is kept twice, for two readers: `dag`, the validated `TaskDAG` every node works on, and `plan`,
-its steps as JSON for callers and Studio; `plan_mermaid` draws it (`reso.graphs.mermaid`), with each
-subtask's outcome once it has run. Subtask records stay `StepRecord`s.
+The state holds plain data only (JSON: str, numbers, lists, dicts), so that a checkpoint never asks a
+serializer to revive a class of ours: LangGraph's default one warns "Deserializing unregistered type …" on
+every class it was not given and will refuse them in a later version, and `langgraph dev` (Studio) reads its
+checkpoints with that default (langgraph-api 0.16 takes no msgpack allowlist from langgraph.json). Nodes work
+on models and convert at the state's edge: `reso.graphs.graph.state_dag` and
+`reso.graphs.records.step_records` read, `TaskDAG`'s `model_dump` and `reso.graphs.records.state_steps` write.
+
+The plan is kept twice, for two readers: `dag`, the validated `TaskDAG`'s JSON every node works from, and
+`plan`, its steps for callers and Studio; `plan_mermaid` draws it (`reso.graphs.mermaid`), with each
+subtask's outcome once it has run. `steps` holds each subtask's `StepRecord` as JSON.
 """
 
 from __future__ import annotations
@@ -11,9 +18,10 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from reso.agents.adapters.failures import FailureKind
 from reso.graphs.compile import merge_steps
 from reso.graphs.dag import TaskDAG
-from reso.graphs.records import StepRecord
+from reso.graphs.records import StepJSON, StepRecord
 
 
 def keep_notes(left: list[str] | None, right: list[str] | None) -> list[str]:
@@ -37,7 +45,7 @@ class OutputState(TypedDict, total=False):
     status: str
     plan: list[dict[str, Any]]
     plan_mermaid: str
-    steps: dict[str, StepRecord]
+    steps: dict[str, StepJSON]
     usage: dict[str, Any]
     latency_s: float
     notes: list[str]
@@ -46,18 +54,19 @@ class OutputState(TypedDict, total=False):
 class ReSoState(InputState, OutputState, total=False):
     """Everything the graph tracks for one question."""
 
-    steps: Annotated[dict[str, StepRecord], merge_steps]
+    steps: Annotated[dict[str, StepJSON], merge_steps]
     notes: Annotated[list[str], keep_notes]
     started_at: float
-    dag: TaskDAG
+    dag: dict[str, Any]
     budget_exceeded: bool
 
 
-# The models state holds, for the checkpoint serializer to revive: without an explicit list LangGraph warns
-# on every read of a saved run (and, in its strict mode, hands back plain dicts).
-STATE_MODELS = (("reso.graphs.records", "StepRecord"), ("reso.graphs.dag", "TaskDAG"))
+# The classes that checkpoints saved before the state held plain data contain (its `dag` and `steps`, and the
+# failure kinds inside the records): revived without a warning, so those runs resume as they would have.
+EARLIER_STATE_TYPES: tuple[type, ...] = (TaskDAG, StepRecord, FailureKind)
 
 
 def state_serializer() -> JsonPlusSerializer:
-    """The serializer of this graph's checkpoints: LangGraph's, reviving the state's models."""
-    return JsonPlusSerializer(allowed_msgpack_modules=STATE_MODELS)
+    """The serializer of this graph's checkpoints: LangGraph's, reviving only its own safe types and
+    `EARLIER_STATE_TYPES` (any other class is blocked and read back as its data)."""
+    return JsonPlusSerializer(allowed_msgpack_modules=EARLIER_STATE_TYPES)

@@ -1,10 +1,12 @@
 """`langgraph dev` serves the exported graph offline on the default pool; the SDK drives a run through it.
 
-The `server` fixture is in conftest.py."""
+The `server` and `server_log` fixtures are in conftest.py."""
 
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 
 QUESTION = ("Janet’s ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins "
             "for her friends every day with four. She sells the remainder at the farmers' market daily for $2 "
@@ -49,3 +51,30 @@ def test_an_assistant_context_of_settings_reaches_the_run(server: str) -> None:
     assert list(schemas["context_schema"]["properties"]) == ["settings"]
     assert state["next"] == ["review_plan"], "review_plan in the assistant's settings pauses after planning"
     assert state["values"]["plan"] and "answer" not in state["values"]
+
+
+def test_a_plan_review_resumes_through_langgraph_dev_without_reviving_a_class(server: str,
+                                                                              server_log: Path) -> None:
+    from langgraph_sdk import get_client
+
+    async def scenario() -> tuple[dict, dict]:
+        client = get_client(url=server)
+        assistant = await client.assistants.create("reso", context={"settings": {"review_plan": True}})
+        thread = await client.threads.create()
+        await client.runs.wait(thread["thread_id"], assistant["assistant_id"], input={"question": QUESTION})
+        paused = await client.threads.get_state(thread["thread_id"])
+        # What Studio sends when a person keeps the proposed plan: the server reads the paused checkpoint.
+        await client.runs.wait(thread["thread_id"], assistant["assistant_id"],
+                               command={"resume": {"plan": None}})
+        return paused, await client.threads.get_state(thread["thread_id"])
+
+    paused, state = asyncio.run(scenario())
+    assert paused["next"] == ["review_plan"]
+    assert state["next"] == [] and state["values"]["answer"] == "18" and state["values"]["status"] == "done"
+    assert state["values"]["plan"] == paused["values"]["plan"]
+    # The server's serializer is LangGraph's default: it would log this (once per type) on reading a class of
+    # ours from a checkpoint. The log holds every run of this session's server, this one's resume included.
+    log = re.sub(r"\x1b\[[0-9;]*m", "", server_log.read_text(encoding="utf-8"))  # without its colours
+    revived = [line for line in log.splitlines()
+               if "Deserializing unregistered type" in line or "Blocked deserialization" in line]
+    assert revived == []
