@@ -45,9 +45,8 @@ class BenchmarkRoster:
 
 
 def asked_questions(problems: Iterable[Problem]) -> set[str]:
-    """The recordings' ids of the questions the composites ask (their steps' `step_question_ids`)."""
-    return {qid for problem in problems
-            for qid in (problem.meta.get("step_question_ids") or {}).values() if qid}
+    """The recordings' ids of the questions the composites ask (`Problem.source_ids`)."""
+    return {qid for problem in problems for qid in problem.source_ids()}
 
 
 def _recorded_ids(files: Sequence[str], model: str) -> tuple[set[str], set[str]]:

@@ -40,10 +40,14 @@ class FailureKind(StrEnum):
         return self in (FailureKind.BUDGET_EXCEEDED, FailureKind.RUN_BUDGET_EXCEEDED)
 
     @property
+    def declined(self) -> bool:
+        """A healthy agent was reached and declined the subtask (no recording of it, no calculation given)."""
+        return self in (FailureKind.NO_RECORDING, FailureKind.UNRECORDED_LINK, FailureKind.TOOL_DECLINED)
+
+    @property
     def neutral(self) -> bool:
         """The call says nothing about its endpoint's health: never made, or a healthy agent declined."""
-        return self.never_called or self in (FailureKind.NO_RECORDING, FailureKind.UNRECORDED_LINK,
-                                             FailureKind.TOOL_DECLINED)
+        return self.never_called or self.declined
 
 
 class DeclinedCall(Exception):

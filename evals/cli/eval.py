@@ -192,7 +192,7 @@ def eval_command(
 
 def _every_item_failed(out: Path) -> str | None:
     """The first call error when no item of the run produced an answer and every call failed, else None."""
-    from reso.agents.adapters.failures import FailureKind, recorded_failure
+    from reso.agents.adapters.failures import recorded_failure
 
     results = out / "results.jsonl"
     if not results.exists():
@@ -209,6 +209,5 @@ def _every_item_failed(out: Path) -> str | None:
                 kind = recorded_failure(candidate)
                 if kind is None:
                     return None
-                declined = kind in (FailureKind.TOOL_DECLINED, FailureKind.NO_RECORDING, FailureKind.UNRECORDED_LINK)
-                (declines if declined else errors).append(candidate["error"])
+                (declines if kind.declined else errors).append(candidate["error"])
     return errors[0] if errors else declines[0] if declines else None

@@ -47,3 +47,10 @@ class Problem:
         answer for the step that answers the question (id "final": a plain question's only step, or a
         plan's last), so training, the oracle and the per-step grading see it too."""
         return dict(self.subtask_answers) if self.subtask_answers else {FINAL_STEP_ID: self.answer}
+
+    def source_ids(self) -> tuple[str, ...]:
+        """The distinct ids of the source questions its sub-questions were built from
+        (`meta["step_question_ids"]`, written by the synthesis and the release loader), in plan order; empty
+        when the item does not name them."""
+        named = (self.meta or {}).get("step_question_ids") or {}
+        return tuple(dict.fromkeys(text for value in named.values() if (text := str(value).strip())))

@@ -24,12 +24,6 @@ NO_SOURCE_IDS = f"{ITEM_METHOD} (the items do not name their source questions)"
 NOTHING_SHARED = f"{ITEM_METHOD} (no source question is shared by two items)"
 
 
-def source_ids(problem: Problem) -> tuple[str, ...]:
-    """The distinct source question ids of an item's sub-questions, in plan order (empty: none named)."""
-    named = (problem.meta or {}).get("step_question_ids") or {}
-    return tuple(dict.fromkeys(text for value in named.values() if (text := str(value).strip())))
-
-
 @dataclass(frozen=True)
 class Resampling:
     """How a comparison's intervals treat its items: each item's source question ids, for the cluster-robust
@@ -47,7 +41,7 @@ def resampling(problems: Mapping[str, Problem] | None, ids: Sequence[str]) -> Re
     why)."""
     if problems is None or any(item not in problems for item in ids):
         return Resampling(None, NO_SOURCE_IDS)
-    clusters = [source_ids(problems[item]) for item in ids]
+    clusters = [problems[item].source_ids() for item in ids]
     if not all(clusters):
         return Resampling(None, NO_SOURCE_IDS)
     uses = Counter(source for sources in clusters for source in sources)

@@ -14,7 +14,7 @@ import pytest
 
 from reso.evals.datasets import Problem
 from reso.evals.reports.benchmark_table import benchmark_rows
-from reso.evals.reports.clusters import CLUSTER_METHOD, NO_SOURCE_IDS, NOTHING_SHARED, resampling, source_ids
+from reso.evals.reports.clusters import CLUSTER_METHOD, NO_SOURCE_IDS, NOTHING_SHARED, resampling
 from reso.evals.reports.compare import compare_runs, load_run
 from reso.evals.reports.shared_questions import incidence, mean_variance, paired_cluster_robust
 from reso.evals.reports.stats import paired_bootstrap, wilson_interval
@@ -161,7 +161,7 @@ def _problem(item: str, sources: list[str]) -> Problem:
 
 def test_cluster_robust_only_where_a_source_question_is_shared():
     shared = {"c0": _problem("c0", ["q1", "q2", "q1"]), "c1": _problem("c1", ["q2", "q3"])}
-    assert source_ids(shared["c0"]) == ("q1", "q2")
+    assert shared["c0"].source_ids() == ("q1", "q2")
     plan = resampling(shared, ["c0", "c1"])
     assert (plan.method, plan.clusters, plan.source_questions) == (CLUSTER_METHOD, [("q1", "q2"), ("q2", "q3")], 3)
     disjoint = {"c0": _problem("c0", ["q1", "q2"]), "c1": _problem("c1", ["q3", "q4"])}
