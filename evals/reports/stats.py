@@ -22,7 +22,7 @@ import numpy as np
 
 CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 2000
-# Cells (resamples × items) drawn at once: bounds memory (8 bytes each) for runs of many thousand items.
+# Items × resamples drawn at once: bounds memory (8 bytes each) for runs of many thousand items.
 _CHUNK_CELLS = 1 << 20
 
 
@@ -49,16 +49,6 @@ class PairedInterval:
     cost_ratio: float | None
     cost_ratio_ci95: list[float] | None
     accuracy_ci95: list[float] | None = None
-
-
-def _weights(rng: np.random.Generator, items: int, size: int) -> np.ndarray:
-    """`size` resamples' item weights: how many times each of `items` items is drawn, drawing with
-    replacement as many as there are."""
-    draws = rng.integers(0, items, size=(size, items))
-    counts = np.bincount((draws + items * np.arange(size)[:, None]).ravel(), minlength=size * items)
-    # Column-major, as the weights were before: the products below then sum in the same order, and intervals
-    # recorded earlier are reproduced to the last bit.
-    return np.asfortranarray(counts.reshape(size, items), dtype=float)
 
 
 def _percentiles(values: np.ndarray, confidence: float) -> list[float] | None:
@@ -89,9 +79,10 @@ def paired_bootstrap(correct: np.ndarray, cost: np.ndarray, reference: int = 0, 
     chunk = max(1, _CHUNK_CELLS // items)
     for start in range(0, resamples, chunk):
         stop = min(resamples, start + chunk)
-        weights = _weights(rng, items, stop - start)  # the same weights for every run
-        accuracy[:, start:stop] = (weights @ correct.T / items).T
-        spent[:, start:stop] = (weights @ cost.T).T
+        picks = rng.integers(0, items, size=(stop - start, items))  # the same items for every run
+        for run in range(runs):
+            accuracy[run, start:stop] = correct[run][picks].mean(axis=1)
+            spent[run, start:stop] = cost[run][picks].sum(axis=1)
     base_cost = float(cost[reference].sum())
     results = []
     for run in range(runs):
