@@ -428,18 +428,17 @@ def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Seq
 
 
 def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],
-                 out: Path, progress: DemoProgress) -> Stage:
+                 answers: Sequence[LabelledRecord], run_records: Sequence[LabelledRecord], out: Path,
+                 progress: DemoProgress) -> Stage:
     """ReSo's fine stage on this benchmark: chosen on a validation part of the training side with the
-    calibrated CRM and recorded answers to refit it on (`reso.evals.validation`), else by the training
-    record (`choose_by_record`); the choice and why go to `progress`."""
+    calibrated CRM and the recorded `answers` to refit it on (`reso.evals.validation`; `run_records`: the
+    training run's), else by the training record (`choose_by_record`); the choice and why go to `progress`."""
     from reso.evals.validation import choose_on_validation
 
-    answers = training_answers(config, team.pool)
     if config.crm != "calibrated" or not answers:
         stage, why = choose_by_record(team)
     else:
-        choice = choose_on_validation(test, train, train_set, answers,
-                                      load_records(out / "train-reso" / "crm_records.jsonl"), out / "validation",
+        choice = choose_on_validation(test, train, train_set, answers, run_records, out / "validation",
                                       concurrency=config.concurrency, note=progress.note)
         stage, why = choice.stage, choice.why
     progress.note(f"fine stage: {why}")
@@ -500,9 +499,10 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     scorer = fit_crm(config, out, train_set, base, progress, title, world)
     progress.note(f"CRM fitted on the training split: {scorer}")
     adaptive = base.replace(mode="test", scorer=scorer, **RESO_TEST)
-    stage = choose_stage(config, adaptive, team, train_set, train_problems, out, progress)
-    answers = training_answers(config, team.pool) or load_records(out / "train-reso" / "crm_records.jsonl")
-    stages = stage_changes(scorer, answers, out, int(RESO_TEST["k_max"]))
+    answers = training_answers(config, team.pool)
+    run_records = load_records(out / "train-reso" / "crm_records.jsonl")
+    stage = choose_stage(config, adaptive, team, train_set, train_problems, answers, run_records, out, progress)
+    stages = stage_changes(scorer, answers or run_records, out, int(RESO_TEST["k_max"]))
     test = adaptive.replace(**stages[stage])
     if stage != "adaptive":  # the plan guessed the adaptive stage: its rows change names
         progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))

@@ -43,21 +43,20 @@ def peer_settings(peer_scorer: str, k_max: int) -> dict[str, Any]:
     return {"scorer": peer_scorer, "escalate_to": "diverse", "k_max": k_max + 1}
 
 
-def fit_peer(base_scorer: str, answers: Sequence[LabelledRecord], out: Path) -> str:
-    """The peer posterior over `base_scorer`, its pairwise error table counted on `answers` (labelled answers
-    of the pool's models to the training side's questions), saved to `out`; its scorer spec."""
-    from reso.reward.peer_posterior import fit_peer_posterior
-
-    fit_peer_posterior(base_scorer, answers).save(out)
-    return f"peer:{out}"
-
-
 def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path, k_max: int) -> dict[Stage, dict[str, Any]]:
-    """Each stage's changes to ReSo's test settings, given the fitted CRM `crm` (the peer posteriors are
-    fitted on `answers` and saved under `folder`)."""
+    """Each stage's changes to ReSo's test settings, given the fitted CRM `crm`. The two peer posteriors
+    share one pairwise error table, counted on `answers` (labelled answers of the pool's models to the
+    training side's questions), and are saved under `folder`."""
+    from reso.reward.peer_errors import PeerErrors
+    from reso.reward.peer_posterior import save_peer_posterior
+
+    errors = PeerErrors.fit(answers)
+    on_crm, on_records = folder / "crm-peer", folder / "crm-peer-records"
+    save_peer_posterior(on_crm, crm, errors)
+    save_peer_posterior(on_records, RECORDS_ONLY, errors)
     return {"adaptive": {"scorer": crm, "escalate_to": "ranked", "k_max": k_max},
-            "peer": peer_settings(fit_peer(crm, answers, folder / "crm-peer"), k_max),
-            "peer on records": peer_settings(fit_peer(RECORDS_ONLY, answers, folder / "crm-peer-records"), k_max)}
+            "peer": peer_settings(f"peer:{on_crm}", k_max),
+            "peer on records": peer_settings(f"peer:{on_records}", k_max)}
 
 
 def choose_by_record(team: Team) -> tuple[Stage, str]:

@@ -106,12 +106,18 @@ class PeerPosteriorScorer(GroupScorer):
         return total
 
     def save(self, directory: Path | str) -> Path:
-        folder = Path(directory)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.errors.save(folder)
-        path = folder / PEER_FILE
-        path.write_text(json.dumps({"base": self.base_spec}, indent=2), encoding="utf-8")
-        return path
+        return save_peer_posterior(directory, self.base_spec, self.errors)
+
+
+def save_peer_posterior(directory: Path | str, base_spec: str, errors: PeerErrors) -> Path:
+    """Write the peer posterior over `base_spec` with the table `errors` to `directory` (what `peer:<dir>`
+    loads), without building the base scorer."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    errors.save(folder)
+    path = folder / PEER_FILE
+    path.write_text(json.dumps({"base": base_spec}, indent=2), encoding="utf-8")
+    return path
 
 
 def peer_errors(scorer: Scorer) -> PeerErrors | None:
