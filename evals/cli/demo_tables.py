@@ -44,12 +44,11 @@ def _causes(row: Row) -> str:
 
 
 def _interval_caption(row: Row, suffix: str = "") -> str:
-    from reso.evals.reports.clusters import CLUSTER_METHOD
+    from reso.evals.reports.clusters import CLUSTER_INTERVALS, CLUSTER_METHOD
 
     method = row.get(f"interval_method{suffix}")
     if method == CLUSTER_METHOD:
-        return (f"95 % intervals: {CLUSTER_METHOD}, normal ±1.96 standard errors (composites that share a "
-                "question move together)")
+        return f"95 % intervals: {CLUSTER_INTERVALS} (composites that share a question move together)"
     if method:
         return f"95 % intervals: Wilson for the accuracy, {method} for the differences"
     return ""

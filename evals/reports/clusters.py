@@ -19,6 +19,8 @@ from typing import Any
 from reso.evals.datasets import Problem
 
 CLUSTER_METHOD = "cluster-robust by source question (shared questions)"
+CLUSTER_INTERVALS = f"{CLUSTER_METHOD}, normal ±1.96 standard errors"
+"""How the intervals of `CLUSTER_METHOD` are made, in words for captions."""
 ITEM_METHOD = "bootstrap by item"
 NO_SOURCE_IDS = f"{ITEM_METHOD} (the items do not name their source questions)"
 NOTHING_SHARED = f"{ITEM_METHOD} (no source question is shared by two items)"

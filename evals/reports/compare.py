@@ -22,7 +22,13 @@ from typing import Any
 import numpy as np
 
 from reso.evals.datasets import Problem
-from reso.evals.reports.clusters import CLUSTER_METHOD, NO_SOURCE_IDS, dataset_items, resampling
+from reso.evals.reports.clusters import (
+    CLUSTER_INTERVALS,
+    CLUSTER_METHOD,
+    NO_SOURCE_IDS,
+    dataset_items,
+    resampling,
+)
 from reso.evals.reports.run_labels import method_kind, run_labels, with_model
 from reso.evals.reports.shared_questions import paired_cluster_robust
 from reso.evals.reports.stats import DEFAULT_RESAMPLES, PairedInterval, paired_bootstrap, wilson_interval
@@ -147,7 +153,7 @@ class Comparison:
         """How the 95 % intervals were computed, in words: normal ones from the cluster-robust variance, or
         the paired bootstrap with its resamples and seed."""
         if self.interval_method == CLUSTER_METHOD:
-            return f"{CLUSTER_METHOD}, normal ±1.96 standard errors"
+            return CLUSTER_INTERVALS
         return f"paired {self.interval_method} ({self.resamples} resamples, seed {self.seed})"
 
 
