@@ -104,13 +104,6 @@ def demo_command(
     typer.echo(f"tables: {path}")
 
 
-def _table(title: str, rows: list[dict]) -> Any:
-    """The benchmark's table of all test composites (`reso.evals.cli.demo_tables`)."""
-    from reso.evals.cli.demo_tables import all_items_table
-
-    return all_items_table(title, rows)
-
-
 def _recorded(name: str | None, train: str | None, test: str | None, pool: str | None, train_n: int,
               test_n: int) -> Any:
     """The user's own benchmark from the options (None when none of them is given); one line and exit code 2

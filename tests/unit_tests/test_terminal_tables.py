@@ -72,12 +72,12 @@ def test_method_labels_break_between_models():
 
 
 def test_the_demo_table_wraps_a_cascade_between_its_models_instead_of_cutting_it():
-    from reso.evals.cli.demo import _table
+    from reso.evals.cli.demo_tables import all_items_table
 
     row = {"method": "cascade:Meta-Llama-3.1-70B-Instruct,gpt-4o-mini-2024-07-18>claude-3-5-sonnet-20240620",
            "n": 100, "accuracy": 0.89, "accuracy_ci95": [0.814, 0.937], "diff_vs_best_single": -0.02,
            "diff_vs_best_single_ci95": [-0.06, 0.02], "cost_usd": 0.186, "cost_vs_best_single": 0.31}
-    text = _render(_table("GSM8K", [row]), width=132)
+    text = _render(all_items_table("GSM8K", [row]), width=132)
     assert "…" not in text
     for name in ("Meta-Llama-3.1-70B-Instruct", "gpt-4o-mini-2024-07-18", "claude-3-5-sonnet-20240620"):
         assert name in text
