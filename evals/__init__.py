@@ -2,8 +2,9 @@
 
 - Datasets (`reso.evals.datasets`: `Problem`, `load_dataset`) and benchmark synthesis (`reso.evals.synth`).
 - Methods and the batch runner, at this level: `parse_method` (ReSo and its baselines, `methods.py`),
-  `run_eval` with an `EvalConfig` (`runner.py`: resumable results, budgets per run, exactly-once learning
-  through `reso.evals.ledger`), answering its questions here or on Ray workers (`reso.evals.backends`).
+  `run_eval` (`runner.py`: resumable results, budgets per run, exactly-once learning through
+  `reso.evals.ledger`) with an `EvalConfig` (`eval_config.py`), answering its questions here or on Ray
+  workers (`reso.evals.backends`).
 - Reports, comparisons and plots of finished runs (`reso.evals.reports`: `write_run_report`, `compare_runs`),
   and benchmarks (`reso.evals.bench`).
 - The CLI (`reso.evals.cli`), which imports none of the above until a command needs it.
@@ -19,10 +20,11 @@ import lazy_loader
 
 if TYPE_CHECKING:
     from reso.evals.datasets import Problem, load_dataset
+    from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import Method, parse_method
     from reso.evals.reports.compare import compare_runs
     from reso.evals.reports.report import write_run_report
-    from reso.evals.runner import EvalConfig, run_eval
+    from reso.evals.runner import run_eval
 
 __all__ = [
     "EvalConfig",
@@ -42,5 +44,6 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "datasets": ["Problem", "load_dataset"],
     "methods": ["Method", "parse_method"],
     "reports.report": ["write_run_report"],
-    "runner": ["EvalConfig", "run_eval"],
+    "eval_config": ["EvalConfig"],
+    "runner": ["run_eval"],
 })

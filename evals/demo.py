@@ -59,11 +59,12 @@ from reso.evals.demo_events import (
     PlannedRun,
     RunStart,
 )
+from reso.evals.eval_config import EvalConfig
 from reso.evals.fine_stages import STAGE_LABELS, STAGES, Stage, choose_by_record, stage_changes
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
 from reso.evals.recorded_benchmark import RecordedBenchmark
 from reso.evals.reports.report import write_run_report, write_sweep_report
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, settings_pool, team_for
 from reso.reward.records import LabelledRecord, load_records

@@ -85,7 +85,8 @@ class Method:
         if self.kind == "reso":
             return team
         if self.kind == "random":
-            from reso.agents.selection.selector import RandomSelector, SelectorConfig
+            from reso.agents.selection.config import SelectorConfig
+            from reso.agents.selection.selector import RandomSelector
 
             return dataclasses.replace(team, selector=RandomSelector(team.pool, config=SelectorConfig(seed=seed)))
         if self.kind == "oracle":

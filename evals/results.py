@@ -18,10 +18,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
-
-if TYPE_CHECKING:
-    from reso.evals.provenance import Provenance
+from typing import Any, Protocol, TextIO
 
 # What a resumed run reads back from every row.
 ROW_FIELDS = ("id", "correct", "status", "usage", "latency_s", "steps")
@@ -34,6 +31,14 @@ class ResultsFormatError(ValueError):
 
 class ResultsBusyError(RuntimeError):
     """Another process is writing the same results file."""
+
+
+class FolderClaim(Protocol):
+    """What a results file asks of the run that opens it (`reso.evals.provenance.Provenance`)."""
+
+    def claim(self, folder: Path, *, rows: int) -> None:
+        """Record this run in `folder`, or refuse it (`ResultsFormatError`) when another run wrote its rows."""
+        ...
 
 
 def _lock(path: Path) -> TextIO | None:
@@ -106,7 +111,7 @@ class ResultsFile:
         ResultsFormatError: A damaged results file, or (`ProvenanceError`) rows of a different run.
     """
 
-    def __init__(self, path: Path, *, provenance: Provenance | None = None) -> None:
+    def __init__(self, path: Path, *, provenance: FolderClaim | None = None) -> None:
         self.path = path
         self.done: dict[str, dict[str, Any]] = {}
         self.dropped_lines = 0

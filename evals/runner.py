@@ -19,12 +19,9 @@ from __future__ import annotations
 import asyncio
 import json
 import platform
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from reso.agents.adapters.failures import FailureKind
@@ -33,8 +30,9 @@ from reso.agents.profiles import model_name
 from reso.evals.backends.base import Backend, InProcess
 from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem
+from reso.evals.eval_config import EvalConfig
 from reso.evals.ledger import item_key, reconcile, run_id
-from reso.evals.methods import Method, MethodError
+from reso.evals.methods import MethodError
 from reso.evals.provenance import Provenance
 from reso.evals.reports.stats import wilson_interval
 from reso.evals.results import ResultsFile
@@ -42,29 +40,12 @@ from reso.graphs.budget import RUN_SCOPE, Budget
 from reso.graphs.context import RunContext
 from reso.graphs.learning import LearnOnce, result_updates
 from reso.graphs.records import Result
-from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, check_answer
 from reso.reward.base import scorer_failures
 
 PACKAGES = ("reso-langgraph", "langgraph", "langchain-core", "langchain-openai", "torch", "transformers",
             "sentence-transformers", "faiss-cpu", "math-verify", "scikit-learn")
-
-
-@dataclass
-class EvalConfig:
-    """What to run and where to write it."""
-
-    dataset: str
-    method: Method
-    out: Path
-    settings: ReSoSettings
-    concurrency: int = 8
-    limit: int | None = None
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
-    budget_seconds: float | None = None
-    command: list[str] = field(default_factory=lambda: list(sys.argv))
 
 
 def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:

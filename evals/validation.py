@@ -21,10 +21,11 @@ from pathlib import Path
 
 from reso.agents.adapters.release_text import split_recorded
 from reso.evals.datasets import Problem
+from reso.evals.eval_config import EvalConfig
 from reso.evals.fine_stages import STAGES, Stage, stage_changes
 from reso.evals.methods import parse_method
 from reso.evals.reports.recordings import original_questions
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import build_team
 from reso.reward.records import LabelledRecord

@@ -95,8 +95,9 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     from reso.agents.adapters.invoke import models_for_pool
     from reso.agents.adapters.loader import load_chat_model
     from reso.agents.dadb.open import open_dadb
+    from reso.agents.selection.config import SelectorConfig
     from reso.agents.selection.embeddings import load_embedder
-    from reso.agents.selection.selector import RandomSelector, SelectorConfig, UCBSelector
+    from reso.agents.selection.selector import RandomSelector, UCBSelector
     from reso.reward.registry import build_scorer
 
     if pool is None:

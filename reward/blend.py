@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from reso.reward.base import SCORER_FAILED, Score, ScoreItem, Scorer, failed_score
-from reso.reward.registry import ScorerConfigError
+from reso.reward.config_error import ScorerConfigError
 
 _TOP_LEVEL_KEYS = {"scorers", "name", "description"}
 

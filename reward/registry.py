@@ -23,12 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from reso.reward.base import Scorer
+from reso.reward.config_error import ScorerConfigError
 
 ScorerFactory = Callable[..., Scorer]
-
-
-class ScorerConfigError(ValueError):
-    """A scorer spec or blend configuration that cannot be built; the message says where and why."""
 
 
 _FACTORIES: dict[str, ScorerFactory | str] = {

@@ -12,9 +12,10 @@ import numpy as np
 
 from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import Pool, pool_from_dict
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
 from reso.agents.selection.index import ProfileIndex
-from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.selector import UCBSelector
 
 HASH = load_embedder("hash:64")
 

@@ -1,10 +1,11 @@
 """How a model is reached and called: one chat model per agent spec, and one call turned into an answer.
 
-- Loading: `load_chat_model` (`loader.py`) maps a `ModelSpec` to a LangChain chat model: hosted providers and
-  OpenAI-compatible endpoints, transformers models on this machine (`local.py`), recorded answers replayed
-  offline (`replay.py`, reading `replay_table.py`'s files and asking `replay_question.py`'s question, with
-  `release_text.py`'s spellings; `replay_pool.py` builds a pool over replay files), exact tools (`tools.py`)
-  on `inline.py`'s event-loop base, and `faults.py`'s fault-injecting wrapper.
+- Loading: `load_chat_model` (`loader.py`, failing with `load_error.py`'s `ModelLoadError`) maps a `ModelSpec`
+  to a LangChain chat model: hosted providers and OpenAI-compatible endpoints, transformers models on this
+  machine (`local.py`), recorded answers replayed offline (`replay.py`, reading `replay_table.py`'s files and
+  asking `replay_question.py`'s question, with `release_text.py`'s spellings; `replay_pool.py` builds a pool
+  over replay files), exact tools (`tools.py`) on `inline.py`'s event-loop base, and `faults.py`'s
+  fault-injecting wrapper.
 - Calling: an agent reads its subtask in `prompting.py`'s layout; `call_agent` (`invoke.py`) turns one call
   into an `AgentAnswer` (`answers.py`) with tokens (`tokens.py`), cost (`prices.py`) and latency, and on
   failure its `FailureKind` (`failures.py`), retried under a `RetryPolicy` (`retry.py`), with a slot per
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from reso.agents.adapters.health import Health
     from reso.agents.adapters.inline import InlineChatModel
     from reso.agents.adapters.invoke import ModelCache, call_agent, models_for_pool
-    from reso.agents.adapters.loader import ModelLoadError, load_chat_model
+    from reso.agents.adapters.load_error import ModelLoadError
+    from reso.agents.adapters.loader import load_chat_model
     from reso.agents.adapters.local import LocalChatModel, load_local_model
     from reso.agents.adapters.prices import PriceList, PriceListError, list_price, load_price_list
     from reso.agents.adapters.prompting import ContextAnswer, current_subtask, render_subtask_prompt
@@ -100,7 +102,8 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "health": ["Health"],
     "inline": ["InlineChatModel"],
     "invoke": ["ModelCache", "call_agent", "models_for_pool"],
-    "loader": ["ModelLoadError", "load_chat_model"],
+    "load_error": ["ModelLoadError"],
+    "loader": ["load_chat_model"],
     "local": ["LocalChatModel", "load_local_model"],
     "prices": ["PriceList", "PriceListError", "list_price", "load_price_list"],
     "prompting": ["ContextAnswer", "current_subtask", "render_subtask_prompt"],

@@ -36,12 +36,8 @@ from pydantic import SecretStr
 
 from reso.agents.adapters.endpoints import MAX_CONCURRENCY_PARAM, check_max_concurrency
 from reso.agents.adapters.faults import with_faults
+from reso.agents.adapters.load_error import ModelLoadError
 from reso.agents.profiles import ModelSpec
-
-
-class ModelLoadError(ValueError):
-    """A model spec cannot be turned into a chat model; the message names the spec and the cause."""
-
 
 # Placeholder key for OpenAI-compatible servers that ignore keys (vLLM, Ollama). A user's real
 # OPENAI_API_KEY must not be sent to a third-party base_url just because no key variable was named.

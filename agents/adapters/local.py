@@ -23,6 +23,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from reso.agents.adapters.load_error import ModelLoadError
+
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 PLAIN_LABELS = {"system": "System", "user": "User", "assistant": "Assistant"}
 
@@ -160,10 +162,8 @@ def load_local_model(target: str, params: Mapping[str, Any] | None = None) -> Lo
     """Load the model of a `local:<path>` spec (params: max_new_tokens, temperature, top_p, device).
 
     Raises:
-        reso.agents.adapters.loader.ModelLoadError: The path does not exist or holds no loadable model.
+        reso.agents.adapters.load_error.ModelLoadError: The path does not exist or holds no loadable model.
     """
-    from reso.agents.adapters.loader import ModelLoadError
-
     path = Path(target).expanduser()
     if not path.exists():
         raise ModelLoadError(f"local:{target}: no such file or folder")

@@ -59,14 +59,10 @@ deterministically: a frozen DADB is exploited.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, moss_index, thompson_belief
-
-if TYPE_CHECKING:
-    from reso.agents.selection.selector import SelectorConfig
 
 COMPONENTS = (
     "similarity", "s_sim", "reputation", "s_rep", "cost_penalty", "base", "exploration", "gate", "score",

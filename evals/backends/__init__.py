@@ -2,7 +2,7 @@
 (`base.py`), and Ray workers spread over a cluster (`ray_backend.py` starting `ray_worker.py`'s actors,
 which share a run budget and rate limits through `ray_shared.py`; `ray_cluster.py` starts a local
 cluster of several nodes for `reso bench scale` and the tests, and `ray_auth.py` gives what is started here
-a token of its own). `open_backend` picks one by name.
+a token of its own). `open_backend` (`open.py`) picks one by name.
 
 Public names are imported on first use, so importing the package loads neither the engine nor Ray.
 """
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
         InProcess,
         InProcessSolver,
         Solver,
-        open_backend,
     )
+    from reso.evals.backends.open import open_backend
     from reso.evals.backends.ray_backend import RayBackend, RaySolver
     from reso.evals.backends.ray_cluster import LocalCluster, start_local_cluster
 
@@ -43,7 +43,8 @@ __all__ = [
 # Imported on first use (PEP 562, through lazy_loader), so importing the package loads none of its heavy
 # dependencies.
 __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
-    "base": ["Backend", "BackendError", "BackendSetupError", "InProcess", "InProcessSolver", "Solver", "open_backend"],
+    "base": ["Backend", "BackendError", "BackendSetupError", "InProcess", "InProcessSolver", "Solver"],
+    "open": ["open_backend"],
     "ray_backend": ["RayBackend", "RaySolver"],
     "ray_cluster": ["LocalCluster", "start_local_cluster"],
 })

@@ -11,9 +11,7 @@ the runner's checks see it. `InProcess` solves with `ReSo.in_run` on the runner'
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from reso.graphs.api import ReSo
@@ -22,9 +20,9 @@ from reso.graphs.records import Result
 
 if TYPE_CHECKING:
     from reso.evals.datasets import Problem
-    from reso.evals.runner import EvalConfig
+    from reso.evals.eval_config import EvalConfig
 
-__all__ = ["Backend", "BackendError", "BackendSetupError", "InProcess", "InProcessSolver", "Solver", "open_backend"]
+__all__ = ["Backend", "BackendError", "BackendSetupError", "InProcess", "InProcessSolver", "Solver"]
 
 
 class Solver(Protocol):
@@ -78,24 +76,3 @@ class BackendError(RuntimeError):
 class BackendSetupError(BackendError):
     """A backend cannot start: its library missing, a cluster unreachable, bad options, a DADB its workers cannot
     share, a worker that could not build its team; the message is one line."""
-
-
-@contextlib.contextmanager
-def open_backend(name: str, *, address: str | None = None, workers: int = 2,
-                 cache_file: str | Path | None = None) -> Iterator[Backend | None]:
-    """The backend `reso eval --backend NAME` names, open for the runs made in the `with` block: None for
-    `local` (the runner's default, in this process), a connected `RayBackend` for `ray`.
-
-    Raises:
-        BackendSetupError: An unknown name, or the backend cannot start.
-    """
-    if name == "local":
-        yield None
-        return
-    if name != "ray":
-        raise BackendSetupError(f"--backend must be local or ray, got {name!r}")
-    from reso.evals.backends.ray_backend import RayBackend
-
-    cache = str(Path(cache_file).resolve()) if cache_file else None
-    with RayBackend(address=address, workers=workers, cache_file=cache) as backend:
-        yield backend

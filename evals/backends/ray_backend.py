@@ -54,7 +54,7 @@ from reso.graphs.team import build_team
 
 if TYPE_CHECKING:
     from reso.evals.datasets import Problem
-    from reso.evals.runner import EvalConfig
+    from reso.evals.eval_config import EvalConfig
 
 __all__ = ["RayBackend", "RaySolver", "WorkerRun"]
 

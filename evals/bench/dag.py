@@ -139,8 +139,9 @@ class DagBench:
     def __init__(self, *, n_agents: int = 6, k: int = 2, scorer: str = "consensus",
                  embedder: str = "hash:256", seed: int = 0) -> None:
         from reso.agents.dadb.sqlite import DADB
+        from reso.agents.selection.config import SelectorConfig
         from reso.agents.selection.embeddings import load_embedder
-        from reso.agents.selection.selector import SelectorConfig, UCBSelector
+        from reso.agents.selection.selector import UCBSelector
         from reso.graphs.api import ReSo
         from reso.graphs.team import Team
         from reso.reward.registry import build_scorer

@@ -68,8 +68,9 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
     from reso.agents.adapters.tools import CalculatorChatModel
     from reso.agents.dadb.sqlite import DADB
     from reso.agents.pool import pool_from_dict
+    from reso.agents.selection.config import SelectorConfig
     from reso.agents.selection.embeddings import load_embedder
-    from reso.agents.selection.selector import SelectorConfig, UCBSelector
+    from reso.agents.selection.selector import UCBSelector
     from reso.evals.bench.dag import LatencyChatModel, bench_pool
     from reso.graphs.team import Team
     from reso.reward.registry import build_scorer
@@ -97,8 +98,9 @@ def _set_latency(team: Any, latency_s: float) -> None:
 
 async def _run(team: Any, problems: Sequence[Problem], out: Path, *, concurrency: int, k: int, embedder: str,
                seed: int) -> dict[str, Any]:
+    from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import parse_method
-    from reso.evals.runner import EvalConfig, run_eval
+    from reso.evals.runner import run_eval
     from reso.graphs.settings import ReSoSettings
 
     # Integration steps are selected like the others, so a fake agent (and its latency) is on every step.

@@ -95,9 +95,10 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     import dataclasses
 
     from reso.agents.adapters.invoke import models_for_pool
+    from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import parse_method
     from reso.evals.results import ResultsFile
-    from reso.evals.runner import EvalConfig, run_eval
+    from reso.evals.runner import run_eval
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import build_team
 

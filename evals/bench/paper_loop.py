@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reso.agents.dadb.sqlite import AgentStats
-from reso.agents.selection.selector import SelectorConfig
+from reso.agents.selection.config import SelectorConfig
 
 
 @dataclass

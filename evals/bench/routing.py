@@ -40,9 +40,10 @@ from typing import Any
 import numpy as np
 
 from reso.agents.dadb.sqlite import DADB
+from reso.agents.selection.config import VARIANTS, SelectorConfig
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import ProfileIndex
-from reso.agents.selection.selector import VARIANTS, RandomSelector, SelectorConfig, UCBSelector
+from reso.agents.selection.selector import RandomSelector, UCBSelector
 from reso.evals.bench.selection import synthetic_pool
 
 DEFAULT_AGENTS = 63

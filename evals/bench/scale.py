@@ -49,8 +49,9 @@ class LatencyTeam:
         if not settings.db:
             return team
         from reso.agents.dadb.open import open_dadb
+        from reso.agents.selection.config import SelectorConfig
         from reso.agents.selection.embeddings import load_embedder
-        from reso.agents.selection.selector import SelectorConfig, UCBSelector
+        from reso.agents.selection.selector import UCBSelector
 
         dadb = open_dadb(settings.db, mode=settings.mode)
         selector = UCBSelector(team.pool, dadb, load_embedder(settings.embedder),
@@ -68,8 +69,9 @@ def bench_settings(*, k: int = 2, seed: int = 0, mode: Mode = "test", db: str = 
 def _one_run(workers: int, *, questions: int, latency_s: float, concurrency: int, agents: int, k: int,
              seed: int, out: Path) -> dict[str, Any]:
     from reso.evals.backends.ray_backend import RayBackend
+    from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import parse_method
-    from reso.evals.runner import EvalConfig, run_eval
+    from reso.evals.runner import run_eval
 
     factory = LatencyTeam(latency_s, agents)
     settings = bench_settings(k=k, seed=seed)

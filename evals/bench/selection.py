@@ -35,9 +35,10 @@ import numpy as np
 from reso.agents.dadb.sqlite import DADB, AgentStats
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent, ModelSpec
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import DEFAULT_HNSW_THRESHOLD, ProfileIndex
-from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.selector import UCBSelector
 from reso.evals.bench.paper_loop import ReleaseLoop, loop_agents, plain_loop_select
 
 DEFAULT_SIZES = (63, 1000, 10_000, 100_000)

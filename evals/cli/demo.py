@@ -75,7 +75,8 @@ def demo_command(
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm,
                         recorded=recorded, min_recorded=min_recorded)
-    from reso.evals.backends.base import BackendError, BackendSetupError, open_backend
+    from reso.evals.backends.base import BackendError, BackendSetupError
+    from reso.evals.backends.open import open_backend
     from reso.evals.cli.demo_progress import demo_progress
     from reso.evals.datasets.problem import DatasetError
     from reso.evals.results import ResultsBusyError, ResultsFormatError

@@ -95,8 +95,9 @@ def eval_command(
     from reso.agents.pool_source import plan_pool_file
     from reso.evals.cli.progress_bar import EvalProgress, resumed_rows
     from reso.evals.datasets import DatasetError, load_dataset
+    from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import MethodError, parse_method
-    from reso.evals.runner import EvalConfig, run_eval
+    from reso.evals.runner import run_eval
     from reso.graphs.dadb_notice import untrained_dadb
     from reso.graphs.escalation import policy_for
     from reso.graphs.settings import ReSoSettings
@@ -149,7 +150,8 @@ def eval_command(
     config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
                         limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
                         budget_seconds=budget_seconds)
-    from reso.evals.backends.base import BackendError, BackendSetupError, open_backend
+    from reso.evals.backends.base import BackendError, BackendSetupError
+    from reso.evals.backends.open import open_backend
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     def start() -> None:

@@ -2,7 +2,7 @@
 `html_report.py`, one offline HTML page with every item's DAG from `dag_svg.py`), comparisons of runs on
 the items they share (`compare.py`), their intervals (`stats.py`; `shared_questions.py` for composites that
 share source questions), plots (`plots.py`, and the accuracy–cost picture `cost_plot.py`) and the labels
-that tell runs apart (`run_labels.py`).
+that tell runs apart (`run_labels.py`), and how an interval or a command reads in either report (`formatting.py`).
 
 Public names are imported on first use, so importing the package loads neither numpy nor matplotlib.
 The functions `dag_svg` and `run_labels` are not exported here: their modules bear the same names.

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reso.evals.reports.dag_svg import ARROW_DEFS, dag_svg
-from reso.evals.reports.report import command_text, interval_text
+from reso.evals.reports.formatting import command_text, interval_text
 from reso.evals.reports.run_labels import method_label
 
 _CSS = """

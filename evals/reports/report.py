@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from reso.evals.reports.cost_plot import CostPoint, plot_accuracy_cost
+from reso.evals.reports.formatting import command_text, interval_text
 from reso.evals.reports.plots import NO_AGENT, OTHERS, plot_curve, plot_heatmap
 from reso.evals.reports.run_labels import method_kind, method_label, run_labels, with_model
 
@@ -104,21 +105,6 @@ def accuracy_interval(summary: dict[str, Any]) -> list[float] | None:
     from reso.evals.reports.stats import wilson_interval
 
     return wilson_interval(summary["correct"], summary["n"])
-
-
-def interval_text(interval: Sequence[float] | None, signed: bool = False) -> str:
-    """An interval for a table: percentages, or signed percentage points; "–" when there is none."""
-    if not interval:
-        return "–"
-    if signed:
-        return f"{interval[0] * 100:+.1f} to {interval[1] * 100:+.1f} pt"
-    return f"{interval[0]:.1%} – {interval[1]:.1%}"
-
-
-def command_text(command: Sequence[Any] | None) -> str:
-    """The command a run was started with, its program by name (`reso`, not this machine's path to it)."""
-    words = [str(word) for word in command or []]
-    return " ".join([PurePath(words[0]).name, *words[1:]] if words else [])
 
 
 def _scorer_failure_lines(failures: dict[str, Any] | None) -> list[str]:

@@ -37,9 +37,10 @@ from reso.evals.backends.ray_backend import RayBackend
 from reso.evals.backends.ray_cluster import LocalCluster, start_local_cluster, wait_for_nodes
 from reso.evals.bench.eval import CALCULATOR, bench_problems
 from reso.evals.bench.scale import LatencyTeam, bench_settings
+from reso.evals.eval_config import EvalConfig
 from reso.evals.methods import parse_method
 from reso.evals.results import ResultsBusyError
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from tests.integration_tests.test_crash_resume import DATASET, RESO, ROOT, _env, _kill_after_lines
 
 pytestmark = pytest.mark.integration

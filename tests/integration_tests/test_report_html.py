@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from reso.evals.datasets import Problem
+from reso.evals.eval_config import EvalConfig
 from reso.evals.methods import parse_method
 from reso.evals.reports.report import write_run_report
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
 from tests.resources import unavailable

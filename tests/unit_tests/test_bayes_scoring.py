@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from reso.agents.dadb.sqlite import DADB
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.posterior import bernoulli_kl, beta_posterior, kl_upper_bound, thompson_belief
 from reso.agents.selection.scoring import BAYES_COMPONENTS, COMPONENTS, score_components
-from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.selector import UCBSelector
 from reso.graphs.settings import ReSoSettings
 from tests.selector_helpers import HASH, priced_pool, sigmoid, tiny_dadb, vector_selector
 

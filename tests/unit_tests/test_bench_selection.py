@@ -9,9 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from reso.agents.dadb.sqlite import DADB
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import ProfileIndex
-from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.selector import UCBSelector
 from reso.evals.bench.paper_loop import ReleaseLoop, loop_agents, plain_loop_select
 from reso.evals.bench.selection import (
     bench_size,

@@ -9,7 +9,8 @@ import pytest
 
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.blend import BlendScorer, read_blend_config
-from reso.reward.registry import ScorerConfigError, build_scorer
+from reso.reward.config_error import ScorerConfigError
+from reso.reward.registry import build_scorer
 
 
 class Constant(Scorer):

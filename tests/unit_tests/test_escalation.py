@@ -14,8 +14,9 @@ import pytest
 from reso.agents.pool import pool_from_dict
 from reso.agents.selection.selector import Candidate
 from reso.evals.datasets import Problem
+from reso.evals.eval_config import EvalConfig
 from reso.evals.methods import ORACLE_LABEL, MethodError, parse_method
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.escalation import Adaptive, Asked, Cascade, FixedK, policy_for
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from reso.agents.dadb.base import AgentDatabase
+from reso.evals.eval_config import EvalConfig
 from reso.evals.ledger import item_key, run_id
 from reso.evals.methods import parse_method
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.api import ReSo
 from reso.graphs.context import RunContext
 from reso.graphs.learning import LearnOnce, result_updates

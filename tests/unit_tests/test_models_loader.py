@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_openai import ChatOpenAI
 
-from reso.agents.adapters.loader import ModelLoadError, load_chat_model
+from reso.agents.adapters.load_error import ModelLoadError
+from reso.agents.adapters.loader import load_chat_model
 from reso.agents.adapters.replay import ReplayChatModel
 from reso.agents.adapters.tools import CalculatorChatModel
 from reso.agents.profiles import ModelSpec

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from reso.agents.dadb.sqlite import DADB
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.posterior import moss_index
 from reso.agents.selection.scoring import BAYES_COMPONENTS, score_components
-from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.selector import UCBSelector
 from reso.graphs.settings import ReSoSettings
 from tests.selector_helpers import sigmoid, tiny_dadb, vector_selector
 

@@ -185,7 +185,8 @@ def test_checkpoint_without_a_trained_head_fails_at_load(tmp_path: Path) -> None
 
 
 def test_registry_builds_the_scorer_from_a_spec(checkpoint: Path, tmp_path: Path) -> None:
-    from reso.reward.registry import ScorerConfigError, build_scorer
+    from reso.reward.config_error import ScorerConfigError
+    from reso.reward.registry import build_scorer
 
     scorer = build_scorer(f"prm:{checkpoint}")
     assert isinstance(scorer, ProcessRewardScorer) and scorer.name == f"prm:{checkpoint}"

@@ -16,6 +16,7 @@ import pytest
 from reso.agents.pool import Pool
 from reso.agents.pool_source import load_pool_for
 from reso.evals.datasets import Problem
+from reso.evals.eval_config import EvalConfig
 from reso.evals.methods import parse_method
 from reso.evals.provenance import (
     ANSWER_SETTINGS,
@@ -28,7 +29,7 @@ from reso.evals.provenance import (
     read_provenance,
 )
 from reso.evals.results import ResultsFile, ResultsFormatError
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
 from tests.engine_fakes import ScriptedAnswerer, scripted_team

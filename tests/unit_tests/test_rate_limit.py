@@ -10,7 +10,8 @@ from langchain_core.rate_limiters import InMemoryRateLimiter
 from langchain_openai import ChatOpenAI
 
 from reso.agents.adapters.invoke import models_for_pool
-from reso.agents.adapters.loader import ModelLoadError, load_chat_model
+from reso.agents.adapters.load_error import ModelLoadError
+from reso.agents.adapters.loader import load_chat_model
 from reso.agents.adapters.replay import ReplayChatModel
 from reso.agents.adapters.tools import CalculatorChatModel
 from reso.agents.pool import pool_from_dict

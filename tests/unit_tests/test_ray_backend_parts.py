@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from reso.agents.adapters.failures import FailureKind
 from reso.agents.adapters.invoke import models_for_pool
 from reso.agents.pool import pool_from_dict
-from reso.evals.backends.base import BackendSetupError, open_backend
+from reso.evals.backends.base import BackendSetupError
+from reso.evals.backends.open import open_backend
 from reso.evals.backends.ray_backend import RayBackend, RaySolver, WorkerRun, _cause_line
 from reso.evals.backends.ray_shared import (
     ClusterRateLimiter,

@@ -10,9 +10,10 @@ from langchain_core.messages import AIMessage
 
 from reso.reward import registry
 from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.config_error import ScorerConfigError
 from reso.reward.consensus import ConsensusScorer
 from reso.reward.judge import JudgeScorer
-from reso.reward.registry import ScorerConfigError, build_scorer, register_scorer, scorer_kinds
+from reso.reward.registry import build_scorer, register_scorer, scorer_kinds
 from reso.reward.rule import RuleScorer
 from reso.reward.steps import StepVerifierScorer
 

@@ -18,8 +18,9 @@ from reso.agents.profiles import Agent, ModelSpec
 from reso.agents.selection.selector import Candidate
 from reso.evals.datasets import load_dataset
 from reso.evals.datasets.release_format import linked_constant, recorded_suffix
+from reso.evals.eval_config import EvalConfig
 from reso.evals.methods import parse_method
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.evals.synth.questions import build_linked_mas
 from reso.graphs.budget import Budget
 from reso.graphs.fine_stage import _ask

@@ -8,9 +8,10 @@ import json
 
 from reso.agents.adapters.failures import FailureKind
 from reso.agents.dadb.sqlite import DADB
+from reso.evals.eval_config import EvalConfig
 from reso.evals.methods import parse_method
 from reso.evals.reports.report import write_run_report
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.settings import ReSoSettings

@@ -12,8 +12,9 @@ import pytest
 
 from reso.evals.datasets import Problem
 from reso.evals.datasets.problem import DEFAULT_REL_TOL, EXACT_REL_TOL
+from reso.evals.eval_config import EvalConfig
 from reso.evals.methods import MethodError, parse_method
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
 

@@ -7,9 +7,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from reso.evals.eval_config import EvalConfig
 from reso.evals.methods import parse_method
 from reso.evals.reports.report import write_run_report
-from reso.evals.runner import EvalConfig, run_eval
+from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer, failed_score, is_failure, scorer_failures
 from tests.engine_fakes import scripted_team

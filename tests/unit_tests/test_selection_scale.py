@@ -8,10 +8,11 @@ import pytest
 
 from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import Pool, pool_from_dict
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
 from reso.agents.selection.pooled_stats import ModelPooling
 from reso.agents.selection.profile_groups import ProfileGroups
-from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.selector import UCBSelector
 from reso.agents.selection.stats_cache import StatsTable
 from reso.evals.bench.routing import PLAIN_TOP_M, UNPOOLED, shared_profile_arms, simulate
 

@@ -12,10 +12,11 @@ import pytest
 
 from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import pool_from_dict
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
 from reso.agents.selection.index import ProfileIndex
 from reso.agents.selection.scoring import paper_score
-from reso.agents.selection.selector import RandomSelector, SelectorConfig, UCBSelector
+from reso.agents.selection.selector import RandomSelector, UCBSelector
 from tests.selector_helpers import HASH, priced_pool, sigmoid, tiny_dadb, vector_selector
 
 

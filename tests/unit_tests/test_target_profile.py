@@ -8,8 +8,9 @@ from langchain_core.messages import AIMessage
 
 from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import pool_from_dict
+from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
-from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.selector import UCBSelector
 from reso.agents.selection.target_profile import TargetProfileWriter
 
 

@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from reso.agents.adapters.loader import ModelLoadError, default_token_param, load_chat_model
+from reso.agents.adapters.load_error import ModelLoadError
+from reso.agents.adapters.loader import default_token_param, load_chat_model
 from reso.agents.profiles import ModelSpec
 
 # langchain-openai probes socket options with an unconnected socket at construction; nothing is sent.

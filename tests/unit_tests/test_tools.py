@@ -6,7 +6,8 @@ import pytest
 import sympy
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from reso.agents.adapters.loader import ModelLoadError, load_chat_model
+from reso.agents.adapters.load_error import ModelLoadError
+from reso.agents.adapters.loader import load_chat_model
 from reso.agents.adapters.prompting import ContextAnswer, render_subtask_prompt
 from reso.agents.adapters.tools import ToolDeclined, calculate, parse_value
 
