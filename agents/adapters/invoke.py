@@ -16,16 +16,16 @@ import os
 import re
 import time
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from reso.agents.adapters import loader as _models
 from reso.agents.adapters.answers import AgentAnswer
 from reso.agents.adapters.endpoints import endpoint_slots
 from reso.agents.adapters.failures import charged_tokens, failure_kind
+from reso.agents.adapters.loader import load_chat_model
 from reso.agents.adapters.retry import NO_RETRY, RetryFailed, RetryPolicy, call_with_retries
 from reso.agents.profiles import Agent, ModelSpec
 
@@ -141,17 +141,25 @@ async def call_agent(
     )
 
 
-class ModelCache:
-    """Loads each distinct model spec once and hands the same chat model to every agent that uses it."""
+ModelLoader = Callable[[ModelSpec], BaseChatModel]
 
-    def __init__(self) -> None:
+
+class ModelCache:
+    """Loads each distinct model spec once and hands the same chat model to every agent that uses it.
+
+    `load` turns a spec into a chat model: `load_chat_model` unless the caller brings its own (a fake, a
+    loader that counts or refuses).
+    """
+
+    def __init__(self, load: ModelLoader = load_chat_model) -> None:
+        self.load = load
         self._models: dict[str, BaseChatModel] = {}
 
     def get(self, spec: ModelSpec) -> BaseChatModel:
         """The chat model for `spec`, loading it on first use."""
         key = spec.model_dump_json(exclude={"name", "price_in", "price_out"})
         if key not in self._models:
-            self._models[key] = _models.load_chat_model(spec)  # looked up late so tests can patch it
+            self._models[key] = self.load(spec)
         return self._models[key]
 
     def __len__(self) -> int:

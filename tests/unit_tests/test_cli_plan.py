@@ -129,15 +129,10 @@ def test_bad_input_exits_2_with_one_line(args: tuple[str, ...], stdin: str | Non
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
 
 
-def test_a_model_that_cannot_load_exits_2_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    import reso.agents.adapters.loader
-
-    def refuse(spec: object) -> None:
-        raise RuntimeError("Missing credentials for the provider\nmore detail")
-
-    monkeypatch.setattr(reso.agents.adapters.loader, "load_chat_model", refuse)
-    result = run(PLAIN, "--planner", "llm", "--model", "openai:gpt-4o-mini")
+def test_a_model_that_cannot_load_exits_2_with_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-model-here"  # a real loading failure, offline
+    result = run(PLAIN, "--planner", "llm", "--model", f"local:{missing}")
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        "error: cannot load --model 'openai:gpt-4o-mini': RuntimeError: Missing credentials for the provider"
+        f"error: cannot load --model 'local:{missing}': ModelLoadError: local:{missing}: no such file or folder"
     )

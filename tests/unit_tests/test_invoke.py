@@ -97,6 +97,19 @@ def test_models_for_pool_loads_each_spec_once() -> None:
     assert len(same_model) == 3 and all(model is same_model[0] for model in same_model)
 
 
+def test_a_model_cache_loads_through_the_loader_it_is_given() -> None:
+    pool = load_pool(default_pool_path())
+    loaded: list[str] = []
+
+    def fake_loader(spec: ModelSpec) -> CalculatorChatModel:
+        loaded.append(spec.spec)
+        return CalculatorChatModel()
+
+    models = models_for_pool(pool, ModelCache(load=fake_loader))
+    assert set(models) == set(pool.ids) and all(isinstance(model, CalculatorChatModel) for model in models.values())
+    assert sorted(loaded) == sorted({agent.model.spec for agent in pool})  # once per distinct spec
+
+
 def test_redaction_covers_key_shapes() -> None:
     assert redact("Authorization: Bearer abc.def-123 failed") == "Authorization: *** failed"
     assert redact("{'api_key': 'hunter22'}") == "{'api_key': '***'}"

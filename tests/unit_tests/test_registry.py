@@ -8,6 +8,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from reso.agents.adapters.tools import CalculatorChatModel
 from reso.reward import registry
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.config_error import ScorerConfigError
@@ -46,19 +47,13 @@ def test_a_ready_scorer_is_returned_as_it_is() -> None:
     assert build_scorer(scorer) is scorer
 
 
-def test_judge_takes_a_chat_model_dependency_or_a_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_judge_takes_a_chat_model_dependency_or_a_spec() -> None:
     model = GenericFakeChatModel(messages=iter([AIMessage(content="Yes")]))
     judge = build_scorer("judge", chat_model=model, unrelated=object())
     assert isinstance(judge, JudgeScorer) and judge.model is model
-    loaded: list[str] = []
-
-    def fake_loader(spec: str) -> GenericFakeChatModel:
-        loaded.append(spec)
-        return model
-
-    monkeypatch.setattr("reso.agents.adapters.loader.load_chat_model", fake_loader)
-    judge = build_scorer({"kind": "judge:openai:gpt-4o-mini", "max_concurrency": 2})
-    assert loaded == ["openai:gpt-4o-mini"] and judge.max_concurrency == 2
+    # A spec goes through the agents layer's loader: an offline one, so no key or network is needed.
+    judge = build_scorer({"kind": "judge:tool:calculator", "max_concurrency": 2})
+    assert isinstance(judge.model, CalculatorChatModel) and judge.max_concurrency == 2
 
 
 def test_registering_a_kind_with_a_lazy_path(clean_registry: None) -> None:
