@@ -26,7 +26,9 @@ from reso.reward.records import LabelledRecord
 
 if TYPE_CHECKING:
     import torch
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from peft import PeftModel
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase, TrainingArguments
+    from transformers.trainer_utils import TrainOutput
 
 logger = logging.getLogger(__name__)
 
@@ -112,9 +114,7 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
         PRMLoadError: `base` is not a usable PRM checkpoint.
     """
     import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import DataCollatorForTokenClassification, Trainer, TrainingArguments, set_seed
-    from transformers.trainer_callback import PrinterCallback
+    from transformers import set_seed
 
     _check_records(records)
     if effective_batch < 1 or per_device_batch < 1:
@@ -134,60 +134,21 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
     dataset = [encode_record(tokenizer, record, loaded.separator_id, max_length=max_length,
                              system_prompt=system_prompt) for record in records]
     head = "score" if hasattr(model, "score") else "classifier"
-    lora = LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
-                      target_modules=list(target_modules), modules_to_save=[head])
-    adapted = get_peft_model(model, lora)
-    if gradient_checkpointing:
-        adapted.enable_input_require_grads()
-
+    adapted = _with_lora(model, head, r=lora_r, alpha=lora_alpha, dropout=lora_dropout,
+                         target_modules=target_modules, gradient_checkpointing=gradient_checkpointing)
     accumulation = max(1, math.ceil(effective_batch / per_device_batch))
-    # transformers 5 renamed gradient_checkpointing; pass whichever this version knows, only when asked.
-    argument_names = {field.name for field in dataclasses.fields(TrainingArguments)}
-    flag = ("activation_checkpointing" if "activation_checkpointing" in argument_names
-            else "gradient_checkpointing")
-    checkpointing: dict[str, Any] = {flag: True} if gradient_checkpointing else {}
-    arguments = TrainingArguments(
-        output_dir=str(out_dir / "trainer"),
-        num_train_epochs=epochs,
-        max_steps=max_steps if max_steps is not None else -1,
-        per_device_train_batch_size=per_device_batch,
-        gradient_accumulation_steps=accumulation,
-        learning_rate=lr,
-        weight_decay=weight_decay,
-        bf16=use_bf16,
-        use_cpu=not use_cuda,
-        **checkpointing,
-        logging_steps=logging_steps,
-        save_strategy="no",
-        report_to=[],
-        seed=seed,
-        remove_unused_columns=False,
-        dataloader_pin_memory=use_cuda,
-        disable_tqdm=True,
-    )
-    trainer = Trainer(model=adapted, args=arguments, train_dataset=dataset,
-                      data_collator=DataCollatorForTokenClassification(tokenizer, label_pad_token_id=IGNORE_INDEX),
-                      compute_loss_func=separator_loss)
-    # The Trainer prints its logs to stdout, where CLI callers write their JSON; send them to logging.
-    trainer.remove_callback(PrinterCallback)
-    trainer.add_callback(_LogCallback())
-    result = trainer.train()
+    arguments = _training_arguments(
+        out_dir / "trainer", epochs=epochs, max_steps=max_steps, per_device_batch=per_device_batch,
+        accumulation=accumulation, lr=lr, weight_decay=weight_decay, bf16=use_bf16, use_cuda=use_cuda,
+        gradient_checkpointing=gradient_checkpointing, logging_steps=logging_steps, seed=seed)
+    result, loss_log = _train(adapted, arguments, dataset, tokenizer)
 
     tokenizer.padding_side = saved_padding_side
     try:  # nothing is checkpointed during training, so the Trainer's folder is normally empty
         (out_dir / "trainer").rmdir()
     except OSError:
         pass
-    if merge:
-        # cast: peft types the merged model as a torch Module; it is the base model, adapter folded in.
-        merged = cast("PreTrainedModel", adapted.merge_and_unload())
-        merged.config.pad_token_id = tokenizer.pad_token_id
-        if use_bf16:  # trained under bf16 autocast: store as the released checkpoints are, at half the size
-            merged = moved(merged, dtype=torch.bfloat16)
-        merged.save_pretrained(out_dir)
-    else:
-        adapted.save_pretrained(str(out_dir))
-    tokenizer.save_pretrained(out_dir)
+    _save_checkpoint(adapted, tokenizer, out_dir, merge=merge, bf16=use_bf16)
     info = {
         "base": str(base),
         "merged": merge,
@@ -201,9 +162,88 @@ def train_prm(records: Sequence[LabelledRecord], out_dir: Path, *, base: str | P
                      "per_device_batch": per_device_batch, "gradient_accumulation": accumulation,
                      "max_length": max_length, "bf16": use_bf16, "max_steps": max_steps, "seed": seed,
                      "weight_decay": weight_decay, "system_prompt": system_prompt},
-        "loss_log": [entry for entry in trainer.state.log_history if "loss" in entry],
+        "loss_log": loss_log,
     }
     (out_dir / TRAINING_INFO).write_text(json.dumps(info, indent=2), encoding="utf-8")
     logger.info("trained PRM saved to %s (%d steps, loss %.4f)", out_dir, result.global_step,
                 result.training_loss)
     return out_dir
+
+
+def _with_lora(model: PreTrainedModel, head: str, *, r: int, alpha: int, dropout: float,
+               target_modules: Sequence[str], gradient_checkpointing: bool) -> PeftModel:
+    """`model` with a LoRA adapter on `target_modules` and its classification `head` trained in full."""
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(target_modules),
+                      modules_to_save=[head])
+    adapted = get_peft_model(model, lora)
+    if gradient_checkpointing:
+        adapted.enable_input_require_grads()
+    return adapted
+
+
+def _training_arguments(trainer_dir: Path, *, epochs: float, max_steps: int | None, per_device_batch: int,
+                        accumulation: int, lr: float, weight_decay: float, bf16: bool, use_cuda: bool,
+                        gradient_checkpointing: bool, logging_steps: int, seed: int) -> TrainingArguments:
+    """The Trainer's arguments: no checkpoints saved, no reports, no progress bar."""
+    from transformers import TrainingArguments
+
+    # transformers 5 renamed gradient_checkpointing; pass whichever this version knows, only when asked.
+    argument_names = {field.name for field in dataclasses.fields(TrainingArguments)}
+    flag = ("activation_checkpointing" if "activation_checkpointing" in argument_names
+            else "gradient_checkpointing")
+    checkpointing: dict[str, Any] = {flag: True} if gradient_checkpointing else {}
+    return TrainingArguments(
+        output_dir=str(trainer_dir),
+        num_train_epochs=epochs,
+        max_steps=max_steps if max_steps is not None else -1,
+        per_device_train_batch_size=per_device_batch,
+        gradient_accumulation_steps=accumulation,
+        learning_rate=lr,
+        weight_decay=weight_decay,
+        bf16=bf16,
+        use_cpu=not use_cuda,
+        **checkpointing,
+        logging_steps=logging_steps,
+        save_strategy="no",
+        report_to=[],
+        seed=seed,
+        remove_unused_columns=False,
+        dataloader_pin_memory=use_cuda,
+        disable_tqdm=True,
+    )
+
+
+def _train(adapted: PeftModel, arguments: TrainingArguments, dataset: list[dict[str, list[int]]],
+           tokenizer: PreTrainedTokenizerBase) -> tuple[TrainOutput, list[dict[str, Any]]]:
+    """Train with the separator loss; the Trainer's result and its loss log."""
+    from transformers import DataCollatorForTokenClassification, Trainer
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer = Trainer(model=adapted, args=arguments, train_dataset=dataset,
+                      data_collator=DataCollatorForTokenClassification(tokenizer, label_pad_token_id=IGNORE_INDEX),
+                      compute_loss_func=separator_loss)
+    # The Trainer prints its logs to stdout, where CLI callers write their JSON; send them to logging.
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(_LogCallback())
+    result = trainer.train()
+    return result, [entry for entry in trainer.state.log_history if "loss" in entry]
+
+
+def _save_checkpoint(adapted: PeftModel, tokenizer: PreTrainedTokenizerBase, out_dir: Path, *, merge: bool,
+                     bf16: bool) -> None:
+    """Save what `ProcessRewardScorer` loads: merged weights (bfloat16 when trained under it), or the adapter
+    alone; and the tokenizer."""
+    import torch
+
+    if merge:
+        # cast: peft types the merged model as a torch Module; it is the base model, adapter folded in.
+        merged = cast("PreTrainedModel", adapted.merge_and_unload())
+        merged.config.pad_token_id = tokenizer.pad_token_id
+        if bf16:  # trained under bf16 autocast: store as the released checkpoints are, at half the size
+            merged = moved(merged, dtype=torch.bfloat16)
+        merged.save_pretrained(out_dir)
+    else:
+        adapted.save_pretrained(str(out_dir))
+    tokenizer.save_pretrained(out_dir)

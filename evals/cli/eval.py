@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from reso.agents.pool_source import PoolFile
+    from reso.evals.datasets import Problem
+    from reso.evals.eval_config import EvalConfig
+    from reso.evals.methods import Method
+    from reso.graphs.settings import ReSoSettings
+    from reso.graphs.team import Team
 
 
 def default_cache_file(out: Path) -> Path:
@@ -88,50 +97,94 @@ def eval_command(
     workers: Annotated[int, typer.Option(min=1, help="--backend ray: workers (Ray actors) to start.")] = 2,
 ) -> None:
     """Evaluate METHOD on DATASET; writes results.jsonl, summary.json (and crm_records.jsonl in train mode)."""
-    import asyncio
+    from reso.evals.eval_config import EvalConfig
 
-    from reso.agents.adapters.cache import disable_response_cache, enable_response_cache
+    _check_options(mode=mode, integration=integration, k_max=k_max, confidence=confidence, out=out,
+                   backend=backend, address=address)
+    overrides = {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
+                 "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
+                 "peer_margin": peer_margin, "escalate_to": escalate_to, "exploration": exploration,
+                 "integration": integration}
+    run = _prepare_run(dataset, out, method=method, pool=pool, prices=prices, limit=limit, seed=seed, mode=mode,
+                       db=db, overrides=overrides, cache=cache, cache_file=cache_file, data_root=data_root)
+    config = EvalConfig(dataset=dataset, method=run.method, out=out, settings=run.settings, concurrency=concurrency,
+                        limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
+                        budget_seconds=budget_seconds)
+    summary = _run(run, config, quiet=quiet, backend=backend, address=address, workers=workers)
+    _report(out, summary)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    """Say `message` on stderr as one `error:` line; the exit to raise (2: the command was wrong, 1: the run)."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _check_options(*, mode: str, integration: str | None, k_max: int | None, confidence: float | None,
+                   out: Path, backend: str, address: str | None) -> None:
+    """Refuse options that cannot go together, before anything is loaded."""
+    if mode not in ("train", "test"):
+        raise _fail("--mode must be train or test")
+    if integration not in (None, "tool", "select"):
+        raise _fail("--integration must be tool or select")
+    if (k_max is None) != (confidence is None):
+        raise _fail("--k-max and --confidence go together (the adaptive fine stage needs both)")
+    if out.exists() and not out.is_dir():
+        raise _fail(f"--out {out}: not a folder")
+    if backend not in ("local", "ray"):
+        raise _fail("--backend must be local or ray")
+    if address is not None and backend != "ray":
+        raise _fail("--address goes with --backend ray")
+
+
+@dataclass(frozen=True)
+class _PreparedRun:
+    """What a run needs once its options are read: the questions, settings, method and team, and the pool file
+    and response cache it writes or opens when it starts."""
+
+    problems: list[Problem]
+    pool_file: PoolFile
+    settings: ReSoSettings
+    method: Method
+    team: Team
+    cache: bool
+    cache_path: Path
+
+    def start(self) -> None:
+        """Once nothing refuses the run (method, results folder): write what it needs and say what it lacks."""
+        from reso.agents.adapters.cache import disable_response_cache, enable_response_cache
+        from reso.graphs.dadb_notice import untrained_dadb
+
+        self.pool_file.write()
+        if self.cache:
+            enable_response_cache(self.cache_path)
+        else:  # the cache is process-wide: an earlier in-process run may have installed one
+            disable_response_cache()
+        notice = untrained_dadb(self.settings, self.team.dadb) if self.method.kind in _READS_DADB else None
+        if notice is not None:
+            typer.echo(notice.line, err=True)
+
+
+def _prepare_run(dataset: str, out: Path, *, method: str, pool: str | None, prices: Path | None,
+                 limit: int | None, seed: int, mode: str, db: str | None, overrides: dict[str, Any],
+                 cache: bool, cache_file: Path | None, data_root: Path | None) -> _PreparedRun:
+    """Load the dataset, settings, pool, method and team; a bad one exits 2 with its one-line error."""
+    from reso.agents.adapters.cache import enable_response_cache
     from reso.agents.pool import PoolError
     from reso.agents.pool_source import plan_pool_file
-    from reso.evals.cli.progress_bar import EvalProgress, resumed_rows
     from reso.evals.datasets import DatasetError, load_dataset
-    from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import MethodError, parse_method
-    from reso.evals.runner import run_eval
-    from reso.graphs.dadb_notice import untrained_dadb
     from reso.graphs.escalation import policy_for
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import settings_pool, team_for
 
-    def fail(message: str, code: int = 2) -> typer.Exit:
-        typer.echo(f"error: {message}", err=True)
-        return typer.Exit(code)
-
-    if mode not in ("train", "test"):
-        raise fail("--mode must be train or test")
-    if integration not in (None, "tool", "select"):
-        raise fail("--integration must be tool or select")
-    if (k_max is None) != (confidence is None):
-        raise fail("--k-max and --confidence go together (the adaptive fine stage needs both)")
-    if out.exists() and not out.is_dir():
-        raise fail(f"--out {out}: not a folder")
-    if backend not in ("local", "ray"):
-        raise fail("--backend must be local or ray")
-    if address is not None and backend != "ray":
-        raise fail("--address goes with --backend ray")
     try:
         problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
         # The pool file a replay pool or a price list needs is written into OUT once the run starts.
         pool_file = plan_pool_file(pool, prices, out)
         settings = ReSoSettings().replace(
             pool=pool_file.path, seed=seed, mode=mode, db=dadb_target(db, out, mode),
-            **{key: value for key, value in {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd,
-                                              "max_tokens": max_tokens, "max_seconds": max_seconds,
-                                              "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
-                                              "peer_margin": peer_margin, "escalate_to": escalate_to,
-                                              "exploration": exploration,
-                                              "integration": integration}.items()
-               if value is not None})
+            **{key: value for key, value in overrides.items() if value is not None})
         # checks the adaptive settings before any run
         policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin, settings.escalate_to)
         loaded = pool_file.pool or settings_pool(settings)
@@ -146,39 +199,41 @@ def eval_command(
             enable_response_cache(cache_path)
         team = team_for(settings, loaded)
     except (DatasetError, PoolError, MethodError, ValueError) as error:
-        raise fail(str(error)) from None
-    config = EvalConfig(dataset=dataset, method=parsed, out=out, settings=settings, concurrency=concurrency,
-                        limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
-                        budget_seconds=budget_seconds)
+        raise _fail(str(error)) from None
+    return _PreparedRun(problems=problems, pool_file=pool_file, settings=settings, method=parsed, team=team,
+                        cache=cache, cache_path=cache_path)
+
+
+def _run(run: _PreparedRun, config: EvalConfig, *, quiet: bool, backend: str, address: str | None,
+         workers: int) -> dict[str, Any]:
+    """Answer the questions on the chosen backend behind a progress bar; the run's summary."""
+    import asyncio
+
     from reso.evals.backends.base import BackendError, BackendSetupError
     from reso.evals.backends.open import open_backend
+    from reso.evals.cli.progress_bar import EvalProgress, resumed_rows
+    from reso.evals.methods import MethodError
     from reso.evals.results import ResultsBusyError, ResultsFormatError
-
-    def start() -> None:
-        """Once nothing refuses the run (method, results folder): write what it needs and say what it lacks."""
-        pool_file.write()
-        if cache:
-            enable_response_cache(cache_path)
-        else:  # the cache is process-wide: an earlier in-process run may have installed one
-            disable_response_cache()
-        notice = untrained_dadb(settings, team.dadb) if parsed.kind in _READS_DADB else None
-        if notice is not None:
-            typer.echo(notice.line, err=True)
+    from reso.evals.runner import run_eval
 
     try:
         # A resumed run's bar starts at the items it already has (a finished run's at all of them).
-        resumed = resumed_rows(out / "results.jsonl", {problem.id for problem in problems})
-        with EvalProgress(total=len(problems), label=f"{parsed.name} on {dataset}", quiet=quiet,
+        resumed = resumed_rows(config.out / "results.jsonl", {problem.id for problem in run.problems})
+        with EvalProgress(total=len(run.problems), label=f"{run.method.name} on {config.dataset}", quiet=quiet,
                           resumed=resumed) as bar, \
                 open_backend(backend, address=address, workers=workers,
-                             cache_file=cache_path if cache else None) as runner:
-            summary = asyncio.run(run_eval(config, problems, team, progress=bar.advance, backend=runner,
-                                           on_start=start))
+                             cache_file=run.cache_path if run.cache else None) as runner:
+            return asyncio.run(run_eval(config, run.problems, run.team, progress=bar.advance, backend=runner,
+                                        on_start=run.start))
     except (ResultsBusyError, ResultsFormatError, BackendSetupError, MethodError) as error:
         # A method is checked against the DADB's records as the run starts (vote:K picks its K models there).
-        raise fail(str(error)) from None
+        raise _fail(str(error)) from None
     except BackendError as error:
-        raise fail(str(error), code=1) from None
+        raise _fail(str(error), code=1) from None
+
+
+def _report(out: Path, summary: dict[str, Any]) -> None:
+    """Write the run's report, print its summary line, and exit 1 when every item or every CRM score failed."""
     from reso.evals.reports.report import write_run_report
 
     write_run_report(out)  # a report across runs is `reso compare`'s (and `reso demo`'s)
@@ -186,10 +241,10 @@ def eval_command(
                            ("dataset", "method", "mode", "n", "accuracy", "total_tokens", "cost_usd", "stopped")}))
     failure = _every_item_failed(out)
     if failure:
-        raise fail(f"every item failed: {failure}", code=1)
+        raise _fail(f"every item failed: {failure}", code=1)
     scoring = summary.get("scorer_failures") or {}
     if scoring.get("scored") and scoring["failed"] == scoring["scored"]:
-        raise fail(f"the CRM failed on every answer it scored: {scoring['first']}", code=1)
+        raise _fail(f"the CRM failed on every answer it scored: {scoring['first']}", code=1)
 
 
 def _every_item_failed(out: Path) -> str | None:
