@@ -3,8 +3,9 @@
 `AgentDatabase` fixes the contract the selector, the statistics cache and the exactly-once ledger rely on:
 atomic `record_many`, keyed exactly-once `record_batch`, train/test modes, reads per agent and domain, a
 `version` that changes whenever the data may have changed, and export/import of whole rows as JSON. The
-parts that do not depend on the store (validating updates, the JSON format, the mode switch) live here
-once; `reso.agents.dadb.sqlite.DADB` (SQLite) and `reso.agents.dadb.postgres.PostgresDADB` implement the rest.
+parts that do not depend on the store (validating updates, the JSON format, the mode switch, what
+`record_many` and `record_batch` check before writing) live here once; `reso.agents.dadb.sqlite.DADB` (SQLite)
+and `reso.agents.dadb.postgres.PostgresDADB` implement the rest (`_write_rows`, `_write_batch`, the reads).
 """
 
 from __future__ import annotations
@@ -92,6 +93,16 @@ def stats_from_row(agent_id: str, values: Sequence[Any], domain: str | None) -> 
     return AgentStats(agent_id, domain=domain, **dict(zip(FIELDS, values, strict=True)))
 
 
+def stats_by_agent(rows: Iterable[Sequence[Any]], agent_ids: Sequence[str] | None,
+                   domain: str | None) -> dict[str, AgentStats]:
+    """Stored rows `(agent_id, *FIELDS)` as statistics by agent: every row's, or with `agent_ids` exactly those
+    agents in that order, one without a row at zero."""
+    found = {row[0]: stats_from_row(row[0], row[1:], domain) for row in rows}
+    if agent_ids is None:
+        return found
+    return {agent_id: found.get(agent_id) or AgentStats(agent_id, domain=domain) for agent_id in agent_ids}
+
+
 def stats_rows(stats: Iterable[AgentStats]) -> list[tuple[str, str, int, float, float, float, int, float]]:
     """Whole rows to load, in the column order of `agent_stats`."""
     return [(s.agent_id, check_domain(s.domain), int(s.visits), float(s.reward_sum), float(s.reward_sq_sum),
@@ -133,15 +144,18 @@ class AgentDatabase(ABC):
         """
         return self.record_many([(agent_id, reward, cost_usd, tokens, domain)]) == 1
 
-    @abstractmethod
     def record_many(self, updates: Iterable[Update]) -> int:
         """Record several visits `(agent_id, reward, cost_usd, tokens, domain)` in one transaction.
 
         Returns:
             The number of visits written (0 in test mode).
         """
+        rows = update_rows(updates)
+        if self._mode == "test" or not rows:
+            return 0
+        self._write_rows(rows)
+        return visits_of(rows)
 
-    @abstractmethod
     def record_batch(self, key: str, updates: Iterable[Update]) -> bool:
         """Apply `updates` and remember `key`, in one transaction, unless `key` was applied before.
 
@@ -154,6 +168,21 @@ class AgentDatabase(ABC):
         Raises:
             ValueError: An empty key, or an invalid update (see `record`).
         """
+        if not key:
+            raise ValueError("the batch key must be a non-empty string")
+        rows = update_rows(updates)
+        if self._mode == "test":
+            return False
+        return self._write_batch(key, rows)
+
+    @abstractmethod
+    def _write_rows(self, rows: Sequence[Row]) -> None:
+        """Upsert validated `rows` in one transaction, and count the write in `version`."""
+
+    @abstractmethod
+    def _write_batch(self, key: str, rows: Sequence[Row]) -> bool:
+        """In one transaction, unless `key` is applied already: remember `key` with the visits `rows` add
+        (`visits_of`), upsert `rows` and count the write in `version`. Whether it was applied now."""
 
     @abstractmethod
     def applied_keys(self, prefix: str = "") -> set[str]:

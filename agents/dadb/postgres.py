@@ -32,11 +32,10 @@ from reso.agents.dadb.base import (
     DADBMissingError,
     Mode,
     Row,
-    Update,
     check_domain,
+    stats_by_agent,
     stats_from_row,
     stats_rows,
-    update_rows,
     visits_of,
 )
 from reso.agents.dadb.stats import AgentStats
@@ -202,23 +201,13 @@ class PostgresDADB(AgentDatabase):
             ordered: list[Row] = sorted(rows, key=lambda row: (row[0], row[1]))
             cursor.executemany(_UPSERT, ordered)
 
-    def record_many(self, updates: Iterable[Update]) -> int:
-        rows = update_rows(updates)
-        if self._mode == "test" or not rows:
-            return 0
+    def _write_rows(self, rows: Sequence[Row]) -> None:
         with self._lock:
             self._run(lambda connection: self._upsert(connection, rows), idempotent=False)
             self._writes += 1
             self._bump_version()
-        return visits_of(rows)
 
-    def record_batch(self, key: str, updates: Iterable[Update]) -> bool:
-        if not key:
-            raise ValueError("the batch key must be a non-empty string")
-        rows = update_rows(updates)
-        if self._mode == "test":
-            return False
-
+    def _write_batch(self, key: str, rows: Sequence[Row]) -> bool:
         def apply(connection: psycopg.Connection) -> bool:
             inserted = connection.execute(
                 "INSERT INTO applied (key, visits, applied_at) VALUES (%s, %s, %s) ON CONFLICT (key) DO NOTHING",
@@ -248,10 +237,7 @@ class PostgresDADB(AgentDatabase):
         else:
             rows = self._run(lambda connection: connection.execute(
                 f"{query} AND agent_id = ANY(%s)", (label, list(agent_ids))).fetchall(), idempotent=True)
-        found = {row[0]: stats_from_row(row[0], row[1:], domain) for row in rows}
-        if agent_ids is None:
-            return found
-        return {agent_id: found.get(agent_id) or AgentStats(agent_id, domain=domain) for agent_id in agent_ids}
+        return stats_by_agent(rows, agent_ids, domain)
 
     def total_visits(self, domain: str | None = None) -> int:
         label = check_domain(domain)

@@ -39,11 +39,12 @@ from reso.agents.dadb.base import (
     DADBError,
     DADBMissingError,
     Mode,
+    Row,
     Update,
     check_domain,
+    stats_by_agent,
     stats_from_row,
     stats_rows,
-    update_rows,
     visits_of,
 )
 from reso.agents.dadb.stats import AgentStats
@@ -157,21 +158,12 @@ class DADB(AgentDatabase):
                 raise
             self._conn.execute("COMMIT")
 
-    def record_many(self, updates: Iterable[Update]) -> int:
-        rows = update_rows(updates)
-        if self._mode == "test" or not rows:
-            return 0
+    def _write_rows(self, rows: Sequence[Row]) -> None:
         with self._write():
             self._conn.executemany(_UPSERT, rows)
             self._writes += 1
-        return visits_of(rows)
 
-    def record_batch(self, key: str, updates: Iterable[Update]) -> bool:
-        if not key:
-            raise ValueError("the batch key must be a non-empty string")
-        rows = update_rows(updates)
-        if self._mode == "test":
-            return False
+    def _write_batch(self, key: str, rows: Sequence[Row]) -> bool:
         visits = visits_of(rows)
         with self._write():
             inserted = self._conn.execute(
@@ -198,10 +190,7 @@ class DADB(AgentDatabase):
                 rows = self._conn.execute(f"{query} AND agent_id IN ({marks})", (label, *agent_ids)).fetchall()
             else:
                 rows = self._conn.execute(query, (label,)).fetchall()
-        found = {row[0]: stats_from_row(row[0], row[1:], domain) for row in rows}
-        if agent_ids is None:
-            return found
-        return {agent_id: found.get(agent_id) or AgentStats(agent_id, domain=domain) for agent_id in agent_ids}
+        return stats_by_agent(rows, agent_ids, domain)
 
     def total_visits(self, domain: str | None = None) -> int:
         label = check_domain(domain)

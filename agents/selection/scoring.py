@@ -59,6 +59,8 @@ deterministically: a frozen DADB is exploited.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from reso.agents.selection.config import SelectorConfig
@@ -99,58 +101,54 @@ def score_components(
     Returns:
         Arrays of shape (M,) keyed by the names in `COMPONENTS` (`BAYES_COMPONENTS` for the Bayesian variants).
     """
-    if config.variant in BAYES_VARIANTS:
-        return bayes_components(similarity, visits, reward_sum, cost_sum, prior_cost, total_visits, config, rng)
-    return ucb_components(similarity, visits, reward_sum, cost_sum, prior_cost, total_visits, config)
-
-
-def ucb_components(
-    similarity: np.ndarray,
-    visits: np.ndarray,
-    reward_sum: np.ndarray,
-    cost_sum: np.ndarray,
-    prior_cost: np.ndarray,
-    total_visits: float,
-    config: SelectorConfig,
-) -> dict[str, np.ndarray]:
-    """The UCB variants' terms (`normalized`, `paper`); arguments as for `score_components`."""
     sim = np.asarray(similarity, dtype=np.float64)
     n = np.asarray(visits, dtype=np.float64)
-    s_sim = config.w_sim * sim
-    reputation = (np.asarray(reward_sum, dtype=np.float64) + 1.0) / (n + 1.0)
-    s_rep = config.w_rep * reputation
+    rewards = np.asarray(reward_sum, dtype=np.float64)
     costs = np.asarray(cost_sum, dtype=np.float64)
+    if config.variant in BAYES_VARIANTS:
+        terms = _bayes_terms(n, rewards, costs, prior_cost, total_visits, config, rng)
+    else:
+        terms = _ucb_terms(n, rewards, costs, prior_cost, total_visits, config)
+    s_sim = config.w_sim * sim
+    s_rep = config.w_rep * terms.reputation
+    base = (s_rep - terms.penalty + s_sim) / 2.0
+    gate = _gate(s_sim, config)
+    score = (base + terms.exploration) * gate
+    return {
+        "similarity": sim, "s_sim": s_sim, "reputation": terms.reputation, "s_rep": s_rep,
+        "cost_penalty": terms.penalty, "base": base, "exploration": terms.exploration, "gate": gate, "score": score,
+        "visits": n, "mean_cost": terms.mean_cost, **terms.extra,
+    }
+
+
+class _VariantTerms(NamedTuple):
+    """What a variant decides: the success estimate, its exploration bonus and the cost penalty (with the
+    expected cost per call it comes from); `extra` holds the variant's own components."""
+
+    reputation: np.ndarray
+    exploration: np.ndarray
+    mean_cost: np.ndarray
+    penalty: np.ndarray
+    extra: dict[str, np.ndarray]
+
+
+def _ucb_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_cost: np.ndarray,
+               total_visits: float, config: SelectorConfig) -> _VariantTerms:
+    """The UCB variants (`normalized`, `paper`): the smoothed mean and the UCB bonus."""
+    reputation = (rewards + 1.0) / (n + 1.0)
     if config.variant == "paper":
         mean_cost = np.divide(costs, n, out=np.zeros_like(costs), where=n > 0)
         penalty = np.log1p(mean_cost)
     else:
         mean_cost, penalty = _normalized_cost(costs, n, prior_cost, config)
-    base = (s_rep - penalty + s_sim) / 2.0
     exploration = config.exploration_c * np.sqrt(np.log(total_visits + _LOG_OFFSET) / (n + _VISIT_EPS))
-    gate = _gate(s_sim, config)
-    score = (base + exploration) * gate
-    return {
-        "similarity": sim, "s_sim": s_sim, "reputation": reputation, "s_rep": s_rep, "cost_penalty": penalty,
-        "base": base, "exploration": exploration, "gate": gate, "score": score, "visits": n,
-        "mean_cost": mean_cost,
-    }
+    return _VariantTerms(reputation, exploration, mean_cost, penalty, {})
 
 
-def bayes_components(
-    similarity: np.ndarray,
-    visits: np.ndarray,
-    reward_sum: np.ndarray,
-    cost_sum: np.ndarray,
-    prior_cost: np.ndarray,
-    total_visits: float,
-    config: SelectorConfig,
-    rng: np.random.Generator | None = None,
-) -> dict[str, np.ndarray]:
-    """The Bayesian variants' terms (`thompson`, `kl-ucb`, `moss`); arguments as for `score_components`."""
-    sim = np.asarray(similarity, dtype=np.float64)
-    n = np.asarray(visits, dtype=np.float64)
-    rewards = np.asarray(reward_sum, dtype=np.float64)
-    s_sim = config.w_sim * sim
+def _bayes_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_cost: np.ndarray,
+                 total_visits: float, config: SelectorConfig, rng: np.random.Generator | None) -> _VariantTerms:
+    """The Bayesian variants (`thompson`, `kl-ucb`, `moss`): the posterior mean, and the belief's distance
+    from it as the bonus."""
     alpha, beta = beta_posterior(n, rewards)
     mean = alpha / (alpha + beta)
     c = float(config.exploration_c or 0.0)
@@ -169,17 +167,9 @@ def bayes_components(
     # A candidate never visited gets the benefit of the doubt, exploiting or not, as under UCB (whose smoothed
     # mean is 1 for it): with every mean at the prior's 0.5, a fresh DADB would otherwise pick by price alone.
     belief = np.where(n > 0, belief, 1.0)
-    s_rep = config.w_rep * mean
-    mean_cost, penalty = _normalized_cost(np.asarray(cost_sum, dtype=np.float64), n, prior_cost, config)
-    base = (s_rep - penalty + s_sim) / 2.0
+    mean_cost, penalty = _normalized_cost(costs, n, prior_cost, config)
     exploration = config.w_rep * (belief - mean) / 2.0
-    gate = _gate(s_sim, config)
-    score = (base + exploration) * gate
-    return {
-        "similarity": sim, "s_sim": s_sim, "reputation": mean, "s_rep": s_rep, "cost_penalty": penalty,
-        "base": base, "exploration": exploration, "gate": gate, "score": score, "visits": n,
-        "mean_cost": mean_cost, "posterior_mean": mean, "belief": belief,
-    }
+    return _VariantTerms(mean, exploration, mean_cost, penalty, {"posterior_mean": mean, "belief": belief})
 
 
 def _normalized_cost(

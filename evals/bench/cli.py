@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import typer
+
+Number = TypeVar("Number", int, float)
 
 app = typer.Typer(help="Benchmarks: side-by-side measurements that print one JSON object last.",
                   no_args_is_help=True)
@@ -18,6 +23,21 @@ def emit(report: dict, json_output: bool, render_table) -> None:
     from rich.console import Console
 
     Console().print(render_table(report))
+
+
+def comma_parts(text: str) -> list[str]:
+    """The non-empty parts of a comma-separated option, stripped."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def comma_numbers(text: str, parse: Callable[[str], Number], option: str) -> list[Number]:
+    """A comma-separated option of numbers, each read by `parse` (`int` or `float`); a part that is not one
+    is a bad parameter naming `option`."""
+    kind = "integers" if parse is int else "numbers"
+    try:
+        return [parse(part) for part in comma_parts(text)]
+    except ValueError:
+        raise typer.BadParameter(f"{option} must be comma-separated {kind}, got {text!r}") from None
 
 
 @app.command("dag")
@@ -70,10 +90,7 @@ def selection_command(
 
     from reso.evals.bench.selection import render_table, run_bench
 
-    try:
-        size_list = [int(part) for part in sizes.split(",") if part.strip()]
-    except ValueError:
-        raise typer.BadParameter(f"--sizes must be comma-separated integers, got {sizes!r}") from None
+    size_list = comma_numbers(sizes, int, "--sizes")
     if not size_list or min(size_list) < 1:
         raise typer.BadParameter("--sizes needs at least one positive pool size")
     report = run_bench(size_list, repeats=repeats, dim=dim, k=k, top_m=top_m, loop_budget_s=loop_budget,
@@ -158,7 +175,7 @@ def _parse_spreads(text: str) -> list[tuple[float, float]]:
     """'0.05-0.95,0.2-0.7' as [(0.05, 0.95), (0.2, 0.7)]."""
     spreads: list[tuple[float, float]] = []
     try:
-        for part in (p.strip() for p in text.split(",") if p.strip()):
+        for part in comma_parts(text):
             low_text, dash, high_text = part.partition("-")
             if not dash:
                 raise ValueError
@@ -175,7 +192,7 @@ def _parse_seeds(text: str) -> list[int]:
     """'0-7' or '0,3,5' (or a mix) as a list of seeds."""
     seeds: list[int] = []
     try:
-        for part in (p.strip() for p in text.split(",") if p.strip()):
+        for part in comma_parts(text):
             first, dash, last = part.partition("-")
             seeds.extend(range(int(first), int(last) + 1) if dash else [int(first)])
     except ValueError:
@@ -281,10 +298,7 @@ def faults_command(
 
     from reso.evals.bench.faults import FaultBench, render_table, run_bench
 
-    try:
-        rate_list = [float(part) for part in rates.split(",") if part.strip()]
-    except ValueError:
-        raise typer.BadParameter(f"--rates must be comma-separated numbers, got {rates!r}") from None
+    rate_list = comma_numbers(rates, float, "--rates")
     if not rate_list or any(not 0.0 <= rate <= 1.0 for rate in rate_list):
         raise typer.BadParameter(f"--rates needs numbers in [0, 1], got {rates!r}")
     if level not in ("easy", "medium", "hard"):
@@ -314,10 +328,7 @@ def scale_command(
     and efficiency = throughput / (workers × one worker's throughput)."""
     from reso.evals.bench.scale import render_table, run_bench
 
-    try:
-        counts = [int(part) for part in workers.split(",") if part.strip()]
-    except ValueError:
-        raise typer.BadParameter(f"--workers must be comma-separated integers, got {workers!r}") from None
+    counts = comma_numbers(workers, int, "--workers")
     if not counts or min(counts) < 1:
         raise typer.BadParameter("--workers needs at least one positive worker count")
     try:
