@@ -10,13 +10,14 @@ are used. The result is a `SmallCRM` (`reward/small_crm.py`), the part a run loa
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from reso.reward.answer_features import Solution, read_solution
-from reso.reward.features import Candidate, candidates_from_records, peer_features, random_groups
+from reso.reward.features import Candidate, candidates_from_records, groups_of, peer_features
 from reso.reward.records import LabelledRecord
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig, limit_threads
 from reso.reward.training.crm_search import (
@@ -148,3 +149,20 @@ def _stage(crm: SmallCRM, name: str, make: Any, grid: Sequence[dict[str, Any]], 
     choice = choose(make, grid, features, labels, splits, seed=seed)
     crm.selection[name] = choice.table
     return choice.params, make(choice.params, seed).fit(features, labels), choice.oof
+
+
+def random_groups(questions: Sequence[str], sizes: Sequence[int], repeats: int, seed: int) -> list[list[int]]:
+    """Random groups of the answers of each question, `repeats` times over: sizes drawn from `sizes`
+    (0 takes every answer left), so the group model meets lone answers, small slates and whole fields."""
+    rng = random.Random(seed)
+    out: list[list[int]] = []
+    by_question = groups_of(list(questions))
+    for _ in range(max(1, repeats)):
+        for members in by_question.values():
+            left = list(members)
+            rng.shuffle(left)
+            while left:
+                size = rng.choice(list(sizes)) or len(left)
+                out.append(left[:size])
+                left = left[size:]
+    return out

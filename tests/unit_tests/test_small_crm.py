@@ -11,7 +11,7 @@ import pytest
 
 from reso.reward.answer_features import SOLUTION_FEATURES, answer_key, read_solution, unwrap
 from reso.reward.base import ScoreItem
-from reso.reward.features import PEER_FEATURES, peer_features, random_groups
+from reso.reward.features import PEER_FEATURES, peer_features
 from reso.reward.records import LabelledRecord
 from reso.reward.registry import build_scorer
 from reso.reward.small_crm import (
@@ -22,7 +22,7 @@ from reso.reward.small_crm import (
     is_small_crm_dir,
 )
 from reso.reward.training.crm_search import ANSWER_GRID
-from reso.reward.training.small_crm_fit import fit_small_crm
+from reso.reward.training.small_crm_fit import fit_small_crm, random_groups
 
 QUICK = {"learning_rate": 0.1, "max_leaf_nodes": 7, "min_samples_leaf": 5, "l2_regularization": 1.0, "max_iter": 40}
 
