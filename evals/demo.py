@@ -301,7 +301,7 @@ def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings,
 def fit_staged(records_path: Path, out: Path) -> str:
     """The staged CRM fitted on a staged pass's records and saved to `out`; returns its scorer spec."""
     from reso.reward.records import load_records
-    from reso.reward.staged_crm import fit_staged_crm
+    from reso.reward.training.staged_crm_fit import fit_staged_crm
 
     crm = fit_staged_crm(load_records(records_path), k=int(RESO_TEST["k"]), k_max=int(RESO_TEST["k_max"]))
     crm.save(out)
@@ -345,7 +345,8 @@ def fit_general_crm(config: DemoConfig, pool: Pool, out: Path, log: Log) -> str 
     """The small CRM trained on the pool's recorded answers to the training side's questions, saved to
     `out` (every setting by grouped cross-validation); its scorer spec, or None without recordings. A
     folder already holding a CRM fitted on the same answers is reused (both benchmarks share one)."""
-    from reso.reward.small_crm import SmallCRM, is_small_crm_dir
+    from reso.reward.small_crm import is_small_crm_dir
+    from reso.reward.training.small_crm_fit import fit_small_crm
 
     answers = training_answers(config, pool)
     if not answers:
@@ -357,7 +358,7 @@ def fit_general_crm(config: DemoConfig, pool: Pool, out: Path, log: Log) -> str 
     if not (is_small_crm_dir(out) and stamp.exists() and json.loads(stamp.read_text()) == fingerprint):
         log(f"training the small CRM on {len(answers)} recorded answers of {len(models)} models "
             f"to the training side's questions → {out}")
-        SmallCRM().fit(answers, tune=True).save(out)
+        fit_small_crm(answers, tune=True).save(out)
         stamp.write_text(json.dumps(fingerprint, indent=2), encoding="utf-8")
     return f"small:{out}"
 
@@ -368,8 +369,8 @@ def fit_calibrated(config: DemoConfig, out: Path, base: ReSoSettings, progress: 
     vote when the pool has no labelled recordings to train the general CRM on. The general CRM learns from
     the recordings of `general_pool`'s models (default: `base`'s pool): the world's whole pool, which every
     benchmark shares, not the benchmark's roster."""
-    from reso.reward.calibrated_crm import fit_calibration
     from reso.reward.records import load_records
+    from reso.reward.training.calibration_fit import fit_calibration
 
     records = out / "train-reso" / "crm_records.jsonl"
     pool = team_for(base).pool if general_pool is None else settings_pool(ReSoSettings(pool=general_pool))

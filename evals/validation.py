@@ -98,15 +98,15 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
         run_records: The training run's labelled records (what the calibration learns from).
         out: The folder validation writes to (`<benchmark>/validation`).
     """
-    from reso.reward.calibrated_crm import fit_calibration
-    from reso.reward.small_crm import SmallCRM
+    from reso.reward.training.calibration_fit import fit_calibration
+    from reso.reward.training.small_crm_fit import fit_small_crm
 
     part = validation_part(train)
     held = validation_questions(part)
     kept = without_questions(answers, held)
     note(f"validation: {len(part)} composites; the CRM refitted on {len(kept)} of {len(answers)} recorded answers "
          "(none to their questions)")
-    SmallCRM().fit(kept, tune=True).save(out / "crm-general")
+    fit_small_crm(kept, tune=True).save(out / "crm-general")
     calibration = fit_calibration(f"small:{out / 'crm-general'}", without_questions(run_records, held))
     calibration.save(out / "crm-calibrated")
     changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", kept, out, int(test.k_max or test.k))

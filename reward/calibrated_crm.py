@@ -13,23 +13,17 @@ run kept, scored in the groups a fine stage forms from them):
 where `record` is how often the answer's model was right in those records (with a prior of one half, as
 the reliability vote reads it). Three parameters, so a few hundred training subtasks fit them; the model's
 record enters as a number, so a model met in training only rarely, or an agent's standing in the DADB at
-scoring time, is read the same way.
+scoring time, is read the same way. The fit is `fit_calibration` (`reward/training/calibration_fit.py`).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from reso.reward.base import Score, ScoreItem, Scorer
-from reso.reward.features import groups_of
-from reso.reward.records import LabelledRecord, question_key
 from reso.reward.registry import build_scorer
 from reso.reward.reliability_vote import reliability
 
@@ -42,38 +36,9 @@ def _logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
-def _features(score: float, item: ScoreItem) -> list[float]:
+def calibration_features(score: float, item: ScoreItem) -> list[float]:
+    """The calibration's inputs for one scored item: the logits of its score and of its model's record."""
     return [_logit(score), _logit(reliability(item))]
-
-
-def model_records(records: Sequence[LabelledRecord]) -> dict[str, tuple[float, int]]:
-    """(right, answered) per model (else agent) in labelled records."""
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for record in records:
-        total = totals[record.model or record.agent_id or ""]
-        total[0] += int(record.label)
-        total[1] += 1
-    return {model: (float(right), answered) for model, (right, answered) in totals.items()}
-
-
-def training_groups(records: Sequence[LabelledRecord], largest: int = 3) -> tuple[list[ScoreItem], list[int]]:
-    """Every group of one to `largest` answers of one subtask that a fine stage could score, flattened: score
-    items carrying their model's record, each group under its own group key, and their labels."""
-    records_of = model_records(records)
-    items: list[ScoreItem] = []
-    labels: list[int] = []
-    for key, indices in groups_of([question_key(record) for record in records]).items():
-        members = [records[i] for i in indices]
-        subsets = (s for size in range(1, min(largest, len(members)) + 1)
-                   for s in itertools.combinations(members, size))
-        for number, subset in enumerate(subsets):
-            for r in subset:
-                model = r.model or r.agent_id or ""
-                items.append(ScoreItem(subtask=r.instruction, answer=r.answer, context=r.context,
-                                       agent_id=r.agent_id or "", model=r.model, group=f"{key}#{number}",
-                                       extra={"record": records_of[model]}))
-                labels.append(int(r.label))
-    return items, labels
 
 
 class CalibratedScorer(Scorer):
@@ -111,17 +76,3 @@ class CalibratedScorer(Scorer):
         path = folder / CALIBRATION_FILE
         path.write_text(json.dumps({"base": self.base_spec, "coefficients": list(self.coefficients)}, indent=2))
         return path
-
-
-def fit_calibration(base_spec: str, records: Sequence[LabelledRecord], largest: int = 3) -> CalibratedScorer:
-    """Fit a, b, c on the groups of `records` (a training run's labelled answers) scored by `base_spec`."""
-    from sklearn.linear_model import LogisticRegression
-
-    base = build_scorer(base_spec)
-    items, labels = training_groups(records, largest)
-    scores = base.score_detailed(items)
-    kept = [i for i, score in enumerate(scores) if not (score.failed or score.reason)]
-    rows = np.array([_features(scores[i].value, items[i]) for i in kept])
-    fit = LogisticRegression(C=1.0).fit(rows, np.array([labels[i] for i in kept]))
-    coefficients = (float(fit.intercept_[0]), float(fit.coef_[0][0]), float(fit.coef_[0][1]))
-    return CalibratedScorer(base=base, base_spec=base_spec, coefficients=coefficients)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import math
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,23 +84,6 @@ def candidates_from_items(items: Sequence[ScoreItem]) -> list[Candidate]:
         )
         for item in items
     ]
-
-
-def random_groups(questions: Sequence[str], sizes: Sequence[int], repeats: int, seed: int) -> list[list[int]]:
-    """Random groups of the answers of each question, `repeats` times over: sizes drawn from `sizes`
-    (0 takes every answer left), so the group model meets lone answers, small slates and whole fields."""
-    rng = random.Random(seed)
-    out: list[list[int]] = []
-    by_question = groups_of(list(questions))
-    for _ in range(max(1, repeats)):
-        for members in by_question.values():
-            left = list(members)
-            rng.shuffle(left)
-            while left:
-                size = rng.choice(list(sizes)) or len(left)
-                out.append(left[:size])
-                left = left[size:]
-    return out
 
 
 def _final_value(solution: Solution) -> float | None:

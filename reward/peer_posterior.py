@@ -14,7 +14,8 @@ gets its group's posterior: the fine stage keeps the best answer, whichever cand
 
 Two answers agree when their values are the same to a millionth (as the linked composites grade), not
 within the checker's default 1 %. With one answer the score is the base CRM's. Agents of one model count once (two roles of one model repeat
-one recorded answer; they do not confirm it). An answer the base CRM failed on keeps that failure.
+one recorded answer; they do not confirm it). An answer the base CRM failed on keeps that failure. The
+table is counted on the training side by `fit_peer_posterior` (`reward/training/peer_posterior_fit.py`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from pathlib import Path
 from reso.reward.answers import answers_match, extract_answer
 from reso.reward.base import GroupScorer, Score, ScoreItem, Scorer
 from reso.reward.peer_errors import SAME_VALUE, PeerErrors
-from reso.reward.records import LabelledRecord
 from reso.reward.registry import build_scorer
 
 PEER_FILE = "peer.json"
@@ -123,9 +123,3 @@ def save_peer_posterior(directory: Path | str, base_spec: str, errors: PeerError
 def peer_errors(scorer: Scorer) -> PeerErrors | None:
     """The pairwise error table a scorer carries (a peer posterior's), for the asking policy to read."""
     return scorer.errors if isinstance(scorer, PeerPosteriorScorer) else None
-
-
-def fit_peer_posterior(base_spec: str, records: Sequence[LabelledRecord]) -> PeerPosteriorScorer:
-    """The peer posterior over `base_spec`, its pairwise error table counted on `records` (labelled answers
-    of the pool's models to the training side's questions)."""
-    return PeerPosteriorScorer(base=build_scorer(base_spec), base_spec=base_spec, errors=PeerErrors.fit(records))

@@ -12,10 +12,12 @@ model's logit, the vote posterior of its cluster of equal answers, the strongest
 trained on random groups of one to all of a question's answers, so that one lone solution, the k
 candidates of a subtask and forty recorded answers are all scored as probabilities of being right.
 
-Every setting is chosen by cross-validation grouped by question on the training records
-(`reward/crm_search.py`), and the answer model's out-of-fold logits are what the group model learns
-from, so it never sees an answer model's verdict on that model's own training answers. The fitted model
-is saved to a folder (joblib + JSON), never to the repository.
+This module holds what a run needs: the settings, the features, prediction, save/load and the scorer.
+Fitting is in `reward/training/small_crm_fit.py`: every setting is chosen there by cross-validation
+grouped by question on the training records (`reward/training/crm_search.py`), and the answer model's
+out-of-fold logits are what the group model learns from, so it never sees an answer model's verdict on
+that model's own training answers. The fitted model is saved to a folder (joblib + JSON), never to the
+repository.
 """
 
 from __future__ import annotations
@@ -33,15 +35,6 @@ import numpy as np
 from reso.agents.profiles import portable_model
 from reso.reward.answer_features import SOLUTION_FEATURES, Solution, read_solution
 from reso.reward.base import Score, ScoreItem, Scorer, failed_score
-from reso.reward.crm_search import (
-    ANSWER_GRID,
-    EMBEDDING_GRID,
-    GROUP_GRID,
-    boosted_trees,
-    choose,
-    grouped_folds,
-    logistic,
-)
 from reso.reward.features import (
     PEER_FEATURES,
     Candidate,
@@ -49,7 +42,6 @@ from reso.reward.features import (
     candidates_from_records,
     embed_texts,
     peer_features,
-    random_groups,
 )
 from reso.reward.flat_trees import SMALL_BATCH, TreeScorer
 from reso.reward.records import LabelledRecord
@@ -60,17 +52,24 @@ FORMAT_VERSION = 2
 PRIOR_FEATURES = ("prior", "prior_known")
 # Characters of an answer's working that its embedding reads (MiniLM reads 256 tokens at most).
 _EMBED_CHARS = 1500
+# The answer and group models' tree settings when none are chosen: the first of the settings that fitting
+# with `tune=True` searches (`reso.reward.training.crm_search`).
+DEFAULT_ANSWER_PARAMS: dict[str, Any] = {"learning_rate": 0.05, "max_leaf_nodes": 7, "min_samples_leaf": 10,
+                                         "l2_regularization": 1.0, "max_iter": 300}
+DEFAULT_GROUP_PARAMS: dict[str, Any] = {"learning_rate": 0.05, "max_leaf_nodes": 7, "min_samples_leaf": 40,
+                                        "l2_regularization": 1.0, "max_iter": 200}
 
 
 @dataclass(kw_only=True)
 class SmallCRMConfig:
-    """Settings of the small CRM; `fit(tune=True)` replaces the model settings by the cross-validated best."""
+    """Settings of the small CRM; fitting with `tune=True` replaces the model settings by the cross-validated
+    best."""
 
     answer_params: dict[str, Any] = field(
-        default_factory=lambda: dict(ANSWER_GRID[0]), metadata={"description": "the answer model's trees"}
+        default_factory=lambda: dict(DEFAULT_ANSWER_PARAMS), metadata={"description": "the answer model's trees"}
     )
     group_params: dict[str, Any] = field(
-        default_factory=lambda: dict(GROUP_GRID[0]), metadata={"description": "the group model's trees"}
+        default_factory=lambda: dict(DEFAULT_GROUP_PARAMS), metadata={"description": "the group model's trees"}
     )
     use_prior: bool = field(default=True, metadata={"description": "agent reputation / model share right"})
     hidden_prior_share: float = field(
@@ -105,7 +104,7 @@ def _thread_controller() -> Any:
     return ThreadpoolController()
 
 
-def _threads(limit: int) -> Any:
+def limit_threads(limit: int) -> Any:
     """A context that caps OpenMP/BLAS threads at `limit`. The libraries are found once per process:
     `threadpool_limits` looks them up on every call (3 ms, most of a one-answer prediction in the engine)."""
     return _thread_controller().limit(limits=limit)
@@ -116,7 +115,8 @@ def _sigmoid(values: np.ndarray) -> np.ndarray:
 
 
 class SmallCRM:
-    """A small learned reward model: `fit` on labelled records, `predict_candidates` probabilities."""
+    """A small learned reward model: `predict_candidates` probabilities, once fitted
+    (`reso.reward.training.small_crm_fit.fit_small_crm`) or loaded (`SmallCRM.load`)."""
 
     def __init__(self, config: SmallCRMConfig | None = None) -> None:
         self.config = config or SmallCRMConfig()
@@ -149,7 +149,9 @@ class SmallCRM:
     def feature_names(self) -> list[str]:
         return self.answer_feature_names + list(PEER_FEATURES)
 
-    def _priors(self, candidates: Sequence[Candidate], hidden: np.ndarray | None = None) -> np.ndarray:
+    def priors(self, candidates: Sequence[Candidate], hidden: np.ndarray | None = None) -> np.ndarray:
+        """Each candidate's prior and whether it is known: its reputation, else its model's share right in
+        the training records, else the base rate, flagged unknown (as are the rows `hidden` marks)."""
         rows = []
         for index, candidate in enumerate(candidates):
             if hidden is not None and hidden[index]:
@@ -162,7 +164,8 @@ class SmallCRM:
                 rows.append((self.base_rate, 0.0))
         return np.asarray(rows, dtype=np.float64).reshape(len(candidates), 2)
 
-    def _view_inputs(self, view: str, candidates: Sequence[Candidate], solutions: Sequence[Solution]) -> np.ndarray:
+    def view_inputs(self, view: str, candidates: Sequence[Candidate], solutions: Sequence[Solution]) -> np.ndarray:
+        """The embeddings an embedding view reads: of the question, or of the question and the answer's end."""
         if view == "question_embedding":
             unique = list(dict.fromkeys(c.question for c in candidates))
             rows = dict(zip(unique, embed_texts(unique)))
@@ -173,132 +176,27 @@ class SmallCRM:
                          hidden: np.ndarray | None = None) -> np.ndarray:
         blocks = [np.asarray([s.features for s in solutions], dtype=np.float64).reshape(len(solutions), -1)]
         if self.config.use_prior:
-            blocks.append(self._priors(candidates, hidden))
+            blocks.append(self.priors(candidates, hidden))
         for view in self.views:
             if view == "neural":
                 column = self._views[view].decision_function([c.question for c in candidates],
                                                              [s.body for s in solutions])
             else:
-                column = self._views[view].decision_function(self._view_inputs(view, candidates, solutions))
+                column = self._views[view].decision_function(self.view_inputs(view, candidates, solutions))
             blocks.append(column[:, None])
         return np.hstack(blocks)
 
-    def _neural_stage(self, candidates: Sequence[Candidate], solutions: Sequence[Solution], labels: np.ndarray,
-                      questions: np.ndarray) -> tuple[Any, np.ndarray]:
-        """Two verifiers, each trained on half of the questions and scoring the other half (their
-        out-of-fold logits); new answers get the mean of both."""
-        from reso.reward.neural_verifier import CrossFitted, NeuralVerifier, NeuralVerifierConfig
-
-        texts = [c.question for c in candidates], [s.body for s in solutions]
-        oof = np.zeros(len(labels))
-        verifiers = []
-        for fold, (train, test) in enumerate(grouped_folds(questions, 2)):
-            settings = {"seed": self.config.seed + fold, **self.config.neural_params}
-            verifier = NeuralVerifier(NeuralVerifierConfig(**settings)).fit(
-                [texts[0][i] for i in train], [texts[1][i] for i in train], labels[train]
-            )
-            oof[test] = verifier.decision_function([texts[0][i] for i in test], [texts[1][i] for i in test])
-            verifiers.append(verifier)
-        return CrossFitted(verifiers), oof
-
-    def fit(self, records: Sequence[LabelledRecord], *, tune: bool = False,
-            groups: Sequence[Sequence[int]] | None = None) -> SmallCRM:
-        """Learn from labelled records.
-
-        Args:
-            records: answers with 0/1 labels; records sharing a question are peers.
-            tune: choose the answer, group and embedding models' settings from their grids by grouped
-                cross-validation (else the config's settings are used).
-            groups: the group model's training groups, as indices into `records` (each group's answers
-                to one question; `reward/staged_crm.py` draws them the way a run's fine stage asks);
-                default: random groups of `config.group_sizes`.
-
-        Returns:
-            self, fitted.
-
-        Raises:
-            ValueError: no records, fewer than two questions (with folds), or one label value only.
-        """
-        if not records:
-            raise ValueError("no records to train on")
-        labels = np.array([r.label for r in records], dtype=int)
-        cfg = self.config
-        candidates = candidates_from_records(records)
-        questions = np.array([c.group for c in candidates])
-        # Fewer than two folds: no tuning, and the group model learns from in-sample answer logits.
-        splits = grouped_folds(questions, cfg.folds) if cfg.folds >= 2 else None
-        if labels.min() == labels.max():
-            raise ValueError(f"all {len(records)} training records have label {labels[0]}; need both 0 and 1")
-        self.base_rate = float(labels.mean())
-        per_model: dict[str, list[int]] = {}
-        for candidate, label in zip(candidates, labels):
-            if candidate.model:
-                per_model.setdefault(candidate.model, []).append(int(label))
-        # Smoothed towards the base rate so a model seen a handful of times gets no extreme prior.
-        self.model_priors = {
-            model: (sum(values) + cfg.prior_smoothing * self.base_rate) / (len(values) + cfg.prior_smoothing)
-            for model, values in per_model.items()
-        }
-        hidden = np.random.default_rng(cfg.seed).random(len(records)) < cfg.hidden_prior_share
-        solutions = [read_solution(c.question, c.answer) for c in candidates]
-        tune = tune and splits is not None
-        with _threads(cfg.threads):
-            blocks = [np.asarray([s.features for s in solutions], dtype=np.float64)]
-            if cfg.use_prior:
-                blocks.append(self._priors(candidates, hidden))
-            self._views = {}
-            for view in self.views:
-                if view == "neural":
-                    self._views[view], oof = self._neural_stage(candidates, solutions, labels, questions)
-                    blocks.append(oof[:, None])
-                    continue
-                inputs = self._view_inputs(view, candidates, solutions)
-                grid = EMBEDDING_GRID if tune else [cfg.embedding_params.get(view, EMBEDDING_GRID[0])]
-                params, self._views[view], oof = self._stage(view, logistic, grid, inputs, labels, splits)
-                cfg.embedding_params[view] = params
-                blocks.append(oof[:, None])
-            answer_x = np.hstack(blocks)
-            grid = ANSWER_GRID if tune else [cfg.answer_params]
-            cfg.answer_params, self._answer_model, oof = self._stage(
-                "answer_model", boosted_trees, grid, answer_x, labels, splits
-            )
-            if not cfg.use_group:
-                self.n_train = len(records)
-                return self
-            if groups is None:
-                groups = random_groups(questions.tolist(), cfg.group_sizes, cfg.group_repeats, cfg.seed)
-            elif not groups or any(not members for members in groups):
-                raise ValueError("explicit training groups must be non-empty lists of record indices")
-            rows = np.concatenate([np.asarray(members, dtype=int) for members in groups])
-            group_labels = [f"{i}" for i, members in enumerate(groups) for _ in members]
-            group_x = peer_features([solutions[i] for i in rows], group_labels, oof[rows], coincidence=cfg.coincidence)
-            group_splits = grouped_folds(questions[rows], cfg.folds) if splits is not None else None
-            grid = GROUP_GRID if tune else [cfg.group_params]
-            cfg.group_params, self._group_model, _ = self._stage(
-                "group_model", boosted_trees, grid, group_x, labels[rows], group_splits
-            )
-        self.n_train = len(records)
-        return self
-
-    def _stage(self, name: str, make: Any, grid: Sequence[dict[str, Any]], features: np.ndarray,
-               labels: np.ndarray, splits: Sequence[tuple[np.ndarray, np.ndarray]] | None
-               ) -> tuple[dict[str, Any], Any, np.ndarray]:
-        """Choose a setting (by grouped cross-validation when there are folds), fit it on every row, and
-        return the setting, the fitted model and its out-of-fold decision values (in-sample without folds)."""
-        if splits is None:
-            model = make(grid[0], self.config.seed).fit(features, labels)
-            self.selection[name] = []
-            return dict(grid[0]), model, model.decision_function(features)
-        choice = choose(make, grid, features, labels, splits, seed=self.config.seed)
-        self.selection[name] = choice.table
-        return choice.params, make(choice.params, self.config.seed).fit(features, labels), choice.oof
+    def use_models(self, *, answer_model: Any, group_model: Any, views: dict[str, Any]) -> None:
+        """Install fitted models: the answer model, the group model (None without `use_group`) and the
+        embedding or neural views by name."""
+        self._answer_model, self._group_model, self._views = answer_model, group_model, views
 
     def answer_logits(self, candidates: Sequence[Candidate]) -> np.ndarray:
         """The answer model's logit that each candidate is right, read on its own."""
         if self._answer_model is None:
-            raise RuntimeError("SmallCRM is not fitted: call fit() or SmallCRM.load()")
+            raise RuntimeError("SmallCRM is not fitted: call fit_small_crm() or SmallCRM.load()")
         solutions = [read_solution(c.question, c.answer) for c in candidates]
-        with _threads(self.config.threads):
+        with limit_threads(self.config.threads):
             return self._decider("answer").decision_values(self._answer_features(candidates, solutions))
 
     def _decider(self, stage: str) -> TreeScorer:
@@ -312,11 +210,11 @@ class SmallCRM:
     def predict_candidates(self, candidates: Sequence[Candidate]) -> np.ndarray:
         """Probability that each candidate is right, its peers being the candidates of its group."""
         if self._answer_model is None or (self.config.use_group and self._group_model is None):
-            raise RuntimeError("SmallCRM is not fitted: call fit() or SmallCRM.load()")
+            raise RuntimeError("SmallCRM is not fitted: call fit_small_crm() or SmallCRM.load()")
         if not candidates:
             return np.zeros(0)
         solutions = [read_solution(c.question, c.answer) for c in candidates]
-        with _threads(self.config.threads):
+        with limit_threads(self.config.threads):
             logits = self._decider("answer").decision_values(self._answer_features(candidates, solutions))
             if not self.config.use_group:
                 return _sigmoid(logits)
@@ -384,7 +282,7 @@ class SmallCRM:
         crm.n_train = int(meta["n_train"])
         crm.selection = dict(meta.get("selection") or {})
         fitted = joblib.load(directory / MODEL_FILE)
-        crm._answer_model, crm._group_model, crm._views = fitted["answer"], fitted["group"], fitted["views"]
+        crm.use_models(answer_model=fitted["answer"], group_model=fitted["group"], views=fitted["views"])
         return crm
 
 

@@ -40,13 +40,14 @@ def run_bench(*, questions: int = 120, calls: int = 300, rounds: int = 5, seed: 
     """Fit the CRM, then time `calls` calls per side in each of `rounds` alternating rounds."""
     from reso.agents.defaults import data_dir
     from reso.reward.records import load_records, split_by_question
-    from reso.reward.small_crm import SmallCRM, candidates_from_records
+    from reso.reward.small_crm import candidates_from_records
+    from reso.reward.training.small_crm_fit import fit_small_crm
 
     records = load_records(data_dir() / "math_l5_dev.jsonl.gz")
     train = split_by_question(records, f"first:{questions}")
     held_out = split_by_question(records, f"last:{questions}")
     progress(f"fitting the small CRM on {len(train)} recorded answers to {questions} questions")
-    crm = SmallCRM().fit(train)
+    crm = fit_small_crm(train)
     slates = [candidates_from_records(slate) for slate in _slates(held_out, calls, seed)]
 
     def score_all(flat_batch: int) -> tuple[list[float], np.ndarray]:

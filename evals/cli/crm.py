@@ -132,7 +132,7 @@ def train(
     if kind is CRMKind.prm:
         if base is None:
             fail("--kind prm needs --base CHECKPOINT")
-        from reso.reward.prm_training import train_prm
+        from reso.reward.training.prm_training import train_prm
 
         options: dict[str, Any] = {"base": base, "seed": seed}
         for name, value in (
@@ -144,13 +144,14 @@ def train(
         typer.echo(json.dumps(summary))
         return
 
-    from reso.reward.small_crm import SmallCRM, SmallCRMConfig
+    from reso.reward.small_crm import SmallCRMConfig
+    from reso.reward.training.small_crm_fit import fit_small_crm
 
     config = SmallCRMConfig(question_embedding=question_embedding, answer_embedding=answer_embedding,
                             neural=neural, neural_params=_neural_settings(neural_setting or []), folds=cv_folds,
                             seed=seed)
     try:
-        model = SmallCRM(config).fit(records, tune=tune)
+        model = fit_small_crm(records, config, tune=tune)
     except ValueError as exc:  # too few records, questions or labels of one kind only
         fail(f"{data}: cannot train on these {len(records)} records: {exc}")
     model.save(out)
@@ -247,8 +248,8 @@ def evaluate(
     import numpy as np
 
     from reso.reward.base import ScorerFailedError
-    from reso.reward.crm_candidates import compare_picks, draw_slates
-    from reso.reward.crm_eval import (
+    from reso.reward.training.crm_candidates import compare_picks, draw_slates
+    from reso.reward.training.crm_eval import (
         bootstrap_intervals,
         evaluate_scores,
         score_groups,
@@ -307,7 +308,7 @@ def ablate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """What each part of the small CRM adds, on held-out questions, held-out models and held-out problem sets."""
-    from reso.reward.crm_ablation import ablate as run_ablation
+    from reso.reward.training.crm_ablation import ablate as run_ablation
 
     files = {Path(name.strip()).name.split(".")[0]: _load(name.strip(), None, None)
              for name in data.split(",") if name.strip()}
@@ -331,7 +332,7 @@ def as_steps(
 ) -> None:
     """Write labelled answers in ProcessBench's layout (steps ending in a boxed answer), so `reso crm eval`
     can measure a CRM on that layout with the same answers."""
-    from reso.reward.step_layout import as_step_records
+    from reso.reward.training.step_layout import as_step_records
 
     records = _load(data, split, None)
     rows = as_step_records(records, named=named)

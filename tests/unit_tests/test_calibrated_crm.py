@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from reso.reward.base import ScoreItem
-from reso.reward.calibrated_crm import CalibratedScorer, fit_calibration, training_groups
+from reso.reward.calibrated_crm import CalibratedScorer
 from reso.reward.records import LabelledRecord
+from reso.reward.training.calibration_fit import fit_calibration, training_groups
 
 
 def records() -> list[LabelledRecord]:

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from reso.evals.cli import app
-from reso.reward.crm_ablation import model_folds
 from reso.reward.records import LabelledRecord, write_records
+from reso.reward.training.crm_ablation import model_folds
 
 runner = CliRunner()
 

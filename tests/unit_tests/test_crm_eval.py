@@ -9,14 +9,14 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from reso.reward.base import Score, ScoreItem, Scorer
-from reso.reward.crm_eval import (
+from reso.reward.records import LabelledRecord
+from reso.reward.training.crm_eval import (
     cross_validated_scores,
     evaluate_scores,
     records_to_items,
     score_records,
     selection_summary,
 )
-from reso.reward.records import LabelledRecord
 
 
 def _records(labels: list[tuple[str, str, int]]) -> list[LabelledRecord]:
@@ -113,7 +113,7 @@ def test_cross_validation_never_splits_a_question() -> None:
 
 
 def test_weighted_auc_equals_sklearn_with_sample_weights_and_ties() -> None:
-    from reso.reward.crm_eval import weighted_auc
+    from reso.reward.training.crm_eval import weighted_auc
 
     rng = np.random.default_rng(7)
     labels = rng.integers(0, 2, size=300)
@@ -126,7 +126,7 @@ def test_weighted_auc_equals_sklearn_with_sample_weights_and_ties() -> None:
 
 
 def test_bootstrap_intervals_hold_the_figures_and_skip_failed_scores() -> None:
-    from reso.reward.crm_eval import bootstrap_intervals
+    from reso.reward.training.crm_eval import bootstrap_intervals
 
     rng = np.random.default_rng(2)
     records = _records([(str(i // 4), "ab"[i % 2], int(rng.random() < 0.5)) for i in range(400)])

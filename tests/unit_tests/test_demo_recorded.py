@@ -68,21 +68,20 @@ def test_the_crm_learns_only_the_training_files_answers(tmp_path) -> None:
     team = build_team(ReSoSettings(pool=str(pool)))
     seen: list[int] = []
 
-    class Counting:
-        def fit(self, answers, tune):  # the CRM's fit, counting what it is given
-            seen.append(len(answers))
-            raise StopIteration
+    def counting(answers, tune):  # the CRM's fit, counting what it is given
+        seen.append(len(answers))
+        raise StopIteration
 
-    import reso.reward.small_crm as small_crm
+    import reso.reward.training.small_crm_fit as small_crm_fit
 
-    original = small_crm.SmallCRM
-    small_crm.SmallCRM = Counting  # type: ignore[assignment,misc]
+    original = small_crm_fit.fit_small_crm
+    small_crm_fit.fit_small_crm = counting  # type: ignore[assignment]
     try:
         with pytest.raises(StopIteration):
             fit_general_crm(DemoConfig(out=tmp_path, pool=str(pool), recorded=recorded), team.pool,
                             tmp_path / "crm", log=lambda line: None)
     finally:
-        small_crm.SmallCRM = original  # type: ignore[misc]
+        small_crm_fit.fit_small_crm = original
     assert seen == [40 * len(MODELS)]
 
 

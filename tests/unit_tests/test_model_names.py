@@ -13,6 +13,7 @@ from reso.agents.profiles import ModelSpec, model_name, portable_model
 from reso.reward.base import ScoreItem
 from reso.reward.features import candidates_from_items, candidates_from_records
 from reso.reward.small_crm import SmallCRM
+from reso.reward.training.small_crm_fit import fit_small_crm
 from tests.unit_tests.test_small_crm import quick_config, synthetic_records
 
 
@@ -43,7 +44,7 @@ def test_records_and_scored_items_key_the_same_model_wherever_it_is_installed() 
 
 
 def test_a_crm_saved_with_path_keyed_priors_loads_them_by_name(tmp_path: Path) -> None:
-    crm = SmallCRM(quick_config()).fit(synthetic_records(n_questions=30))
+    crm = fit_small_crm(synthetic_records(n_questions=30), quick_config())
     folder = crm.save(tmp_path / "crm")
     meta_path = next(folder.glob("*.json"))
     meta = json.loads(meta_path.read_text(encoding="utf-8"))

@@ -52,10 +52,11 @@ def test_learns_a_plain_signal_and_round_trips(tmp_path: Path) -> None:
 
 def test_the_crm_stacks_the_verifier_out_of_fold_and_saves_it(tmp_path: Path) -> None:
     from reso.reward.small_crm import SmallCRM
+    from reso.reward.training.small_crm_fit import fit_small_crm
     from tests.unit_tests.test_small_crm import quick_config, synthetic_records
 
     records = synthetic_records(n_questions=30)
-    crm = SmallCRM(quick_config(neural=True, neural_params={**TINY, "epochs": 1})).fit(records)
+    crm = fit_small_crm(records, quick_config(neural=True, neural_params={**TINY, "epochs": 1}))
     assert crm.answer_feature_names[-1] == "neural_logit" and len(crm._views["neural"].verifiers) == 2
     loaded = SmallCRM.load(crm.save(tmp_path / "crm"))
     scores = crm.predict_records(records[:8])

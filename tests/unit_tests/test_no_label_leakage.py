@@ -46,9 +46,10 @@ from reso.graphs.escalation import Asked, AskingPolicy
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, build_team
 from reso.reward.base import Score, ScoreItem, Scorer
-from reso.reward.calibrated_crm import fit_calibration
 from reso.reward.records import LabelledRecord, load_records, split_by_question
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig
+from reso.reward.training.calibration_fit import fit_calibration
+from reso.reward.training.small_crm_fit import fit_small_crm
 
 TEST_SET, TRAIN_SET = "math-l5-mas-easy-test", "math-l5-mas-easy-train"
 TEST_ITEMS, TRAIN_ITEMS = 3, 6
@@ -198,7 +199,7 @@ def _small_crm(pool: Any, folder: Path) -> str:
     """The general CRM, fitted on a spread of the recorded answers to training-side questions (a small
     share, to be quick), saved to `folder`; its scorer spec."""
     answers = split_by_question(recorded_answers(pool), "train")[::80]
-    SmallCRM(SmallCRMConfig(folds=0)).fit(answers).save(folder)
+    fit_small_crm(answers, SmallCRMConfig(folds=0)).save(folder)
     return f"small:{folder}"
 
 
@@ -377,16 +378,15 @@ def _crm_training_answers(config: DemoConfig) -> list[LabelledRecord]:
     """The recorded answers `reso demo` trains its general CRM on (the fit itself is skipped)."""
     given: list[LabelledRecord] = []
 
-    class Capture:
-        def fit(self, answers: Sequence[LabelledRecord], tune: bool) -> Capture:
-            given.extend(answers)
-            raise StopIteration
+    def capture(answers: Sequence[LabelledRecord], tune: bool) -> SmallCRM:
+        given.extend(answers)
+        raise StopIteration
 
-    import reso.reward.small_crm as small_crm
+    import reso.reward.training.small_crm_fit as small_crm_fit
 
     pool = load_pool(zeroeval_pool_path())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(small_crm, "SmallCRM", Capture)
+        patch.setattr(small_crm_fit, "fit_small_crm", capture)
         with pytest.raises(StopIteration):
             fit_general_crm(config, pool, config.out / "crm-general", lambda line: None)
     return given

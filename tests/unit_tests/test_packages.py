@@ -12,8 +12,8 @@ import types
 import pytest
 
 PACKAGES = ("reso.agents", "reso.agents.adapters", "reso.agents.dadb", "reso.agents.selection", "reso.graphs",
-            "reso.reward", "reso.evals", "reso.evals.backends", "reso.evals.cli", "reso.evals.reports",
-            "reso.evals.synth")
+            "reso.reward", "reso.reward.training", "reso.evals", "reso.evals.backends", "reso.evals.cli",
+            "reso.evals.reports", "reso.evals.synth")
 HEAVY = ("torch", "transformers", "faiss", "sentence_transformers", "sklearn", "langgraph", "langchain_core")
 
 

@@ -13,8 +13,9 @@ from reso.agents.selection.selector import Candidate
 from reso.graphs.escalation import Adaptive, Asked, policy_for
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.peer_errors import PeerErrors
-from reso.reward.peer_posterior import PeerPosteriorScorer, fit_peer_posterior, peer_errors
+from reso.reward.peer_posterior import PeerPosteriorScorer, peer_errors
 from reso.reward.records import LabelledRecord
+from reso.reward.training.peer_posterior_fit import fit_peer_posterior
 
 
 def _records(table: dict[str, Sequence[tuple[str, int]]]) -> list[LabelledRecord]:

@@ -11,7 +11,6 @@ import pytest
 
 from reso.reward.answer_features import SOLUTION_FEATURES, answer_key, read_solution, unwrap
 from reso.reward.base import ScoreItem
-from reso.reward.crm_search import ANSWER_GRID
 from reso.reward.features import PEER_FEATURES, peer_features
 from reso.reward.records import LabelledRecord
 from reso.reward.registry import build_scorer
@@ -21,8 +20,9 @@ from reso.reward.small_crm import (
     SmallCRMScorer,
     candidates_from_records,
     is_small_crm_dir,
-    random_groups,
 )
+from reso.reward.training.crm_search import ANSWER_GRID
+from reso.reward.training.small_crm_fit import fit_small_crm, random_groups
 
 QUICK = {"learning_rate": 0.1, "max_leaf_nodes": 7, "min_samples_leaf": 5, "l2_regularization": 1.0, "max_iter": 40}
 
@@ -112,7 +112,7 @@ def test_random_groups_cover_every_answer_once_per_repeat() -> None:
 
 @pytest.fixture(scope="module")
 def fitted() -> SmallCRM:
-    return SmallCRM(quick_config()).fit(synthetic_records())
+    return fit_small_crm(synthetic_records(), quick_config())
 
 
 def test_fit_learns_the_synthetic_rule(fitted: SmallCRM) -> None:
@@ -139,7 +139,7 @@ def test_small_groups_score_as_scikit_learn_scores_the_same_answers_in_bulk(fitt
 
 
 def test_tuning_picks_from_the_grid_and_records_every_candidate() -> None:
-    crm = SmallCRM(quick_config()).fit(synthetic_records(n_questions=30), tune=True)
+    crm = fit_small_crm(synthetic_records(n_questions=30), quick_config(), tune=True)
     table = crm.selection["answer_model"]
     assert len(table) == len(ANSWER_GRID) and crm.config.answer_params in ANSWER_GRID
     best = min(table, key=lambda row: row["log_loss"])
@@ -184,20 +184,20 @@ def test_scorer_gives_zero_with_reason_to_empty_answers(fitted: SmallCRM) -> Non
 
 def test_reputation_overrides_the_model_prior_and_unseen_models_have_none(fitted: SmallCRM) -> None:
     candidates = candidates_from_records([LabelledRecord("q", "a", 1, model="hasty")])
-    assert fitted._priors(candidates).tolist() == [[fitted.model_priors["hasty"], 1.0]]
+    assert fitted.priors(candidates).tolist() == [[fitted.model_priors["hasty"], 1.0]]
     from reso.reward.features import Candidate
 
-    assert fitted._priors([Candidate("q", "a", "g", model="hasty", reputation=0.9)]).tolist() == [[0.9, 1.0]]
-    assert fitted._priors([Candidate("q", "a", "g", model="unseen")]).tolist() == [[fitted.base_rate, 0.0]]
+    assert fitted.priors([Candidate("q", "a", "g", model="hasty", reputation=0.9)]).tolist() == [[0.9, 1.0]]
+    assert fitted.priors([Candidate("q", "a", "g", model="unseen")]).tolist() == [[fitted.base_rate, 0.0]]
 
 
 def test_fit_and_load_errors(tmp_path: Path, fitted: SmallCRM) -> None:
     with pytest.raises(ValueError, match="no records"):
-        SmallCRM().fit([])
+        fit_small_crm([])
     with pytest.raises(ValueError, match="need both 0 and 1"):
-        SmallCRM().fit([LabelledRecord("q", "1", 1), LabelledRecord("r", "2", 1)])
+        fit_small_crm([LabelledRecord("q", "1", 1), LabelledRecord("r", "2", 1)])
     with pytest.raises(ValueError, match="at least two questions"):
-        SmallCRM().fit([LabelledRecord("q", "1", 1), LabelledRecord("q", "2", 0)])
+        fit_small_crm([LabelledRecord("q", "1", 1), LabelledRecord("q", "2", 0)])
     with pytest.raises(FileNotFoundError, match="not a small CRM folder"):
         SmallCRM.load(tmp_path)
     with pytest.raises(RuntimeError, match="not fitted"):
@@ -218,7 +218,7 @@ def test_embedding_views_add_one_stacked_column_each(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(small_crm, "embed_texts", fake_embed)
     records = synthetic_records(n_questions=20)
-    crm = SmallCRM(quick_config(question_embedding=True, answer_embedding=True)).fit(records)
+    crm = fit_small_crm(records, quick_config(question_embedding=True, answer_embedding=True))
     assert crm.answer_feature_names[-2:] == ["question_embedding_logit", "answer_embedding_logit"]
     assert set(crm.config.embedding_params) == {"question_embedding", "answer_embedding"}
     loaded = SmallCRM.load(crm.save(tmp_path / "crm"))

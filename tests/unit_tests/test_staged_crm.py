@@ -13,7 +13,9 @@ from reso.reward.base import ScoreItem
 from reso.reward.records import LabelledRecord
 from reso.reward.registry import build_scorer
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig, SmallCRMScorer
-from reso.reward.staged_crm import StagedCRMScorer, fit_staged_crm, staged_groups
+from reso.reward.staged_crm import StagedCRMScorer
+from reso.reward.training.small_crm_fit import fit_small_crm
+from reso.reward.training.staged_crm_fit import fit_staged_crm, staged_groups
 
 QUICK = {"learning_rate": 0.1, "max_leaf_nodes": 7, "min_samples_leaf": 5, "l2_regularization": 1.0, "max_iter": 40}
 # The order a staged pass asks in: two cheap models first, then the reliable one.
@@ -109,7 +111,7 @@ def test_explicit_groups_must_hold_records() -> None:
     records = staged_pass(10, seed=3)
     config = SmallCRMConfig(answer_params=dict(QUICK), group_params=dict(QUICK), folds=2)
     with pytest.raises(ValueError, match="non-empty lists"):
-        SmallCRM(config).fit(records, groups=[[0, 1], []])
+        fit_small_crm(records, config, groups=[[0, 1], []])
 
 
 def test_a_saved_staged_crm_is_a_scorer_spec(fitted: SmallCRM, tmp_path) -> None:

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from reso.evals.cli import app
 from reso.reward.records import LabelledRecord, load_records
-from reso.reward.step_layout import as_step_record, working_steps
+from reso.reward.training.step_layout import as_step_record, working_steps
 
 RIGHT = LabelledRecord(
     instruction="Tom has 40 apples and gives away 15. How many are left?",

@@ -15,18 +15,19 @@ from typing import Any
 
 import numpy as np
 
+from reso.reward.small_crm import DEFAULT_ANSWER_PARAMS, DEFAULT_GROUP_PARAMS
+
 # The answer model's grid: boosting step, and small trees with small leaves or larger ones with larger
-# leaves (a few hundred records want the first, tens of thousands the second).
+# leaves (a few hundred records want the first, tens of thousands the second). The first setting is the
+# small CRM's default.
 ANSWER_GRID: tuple[dict[str, Any], ...] = tuple(
-    {"learning_rate": rate, "max_leaf_nodes": leaves, "min_samples_leaf": leaf, "l2_regularization": 1.0,
-     "max_iter": 300}
+    {**DEFAULT_ANSWER_PARAMS, "learning_rate": rate, "max_leaf_nodes": leaves, "min_samples_leaf": leaf}
     for rate in (0.05, 0.1)
     for leaves, leaf in ((7, 10), (15, 40))
 )
 # The group model reads a dozen in-context features: small trees, two boosting steps.
 GROUP_GRID: tuple[dict[str, Any], ...] = tuple(
-    {"learning_rate": rate, "max_leaf_nodes": 7, "min_samples_leaf": 40, "l2_regularization": 1.0, "max_iter": 200}
-    for rate in (0.05, 0.1)
+    {**DEFAULT_GROUP_PARAMS, "learning_rate": rate} for rate in (0.05, 0.1)
 )
 # Inverse L2 strengths for the logistic models over embeddings.
 EMBEDDING_GRID: tuple[dict[str, Any], ...] = tuple({"C": c} for c in (0.03, 0.3))

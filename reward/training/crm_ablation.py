@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from reso.reward.crm_candidates import compare_picks, draw_slates
-from reso.reward.crm_eval import bootstrap_intervals, evaluate_scores, score_groups
 from reso.reward.features import Candidate
 from reso.reward.records import LabelledRecord, split_by_question
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig, SmallCRMScorer, candidates_from_records
+from reso.reward.training.crm_candidates import compare_picks, draw_slates
+from reso.reward.training.crm_eval import bootstrap_intervals, evaluate_scores, score_groups
+from reso.reward.training.small_crm_fit import fit_small_crm
 
 # Each variant is a change to the default settings.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -119,8 +120,9 @@ def ablate(
         config = replace(SmallCRMConfig(seed=seed), **VARIANTS[name])
 
         def fit(records: Sequence[LabelledRecord], cfg: SmallCRMConfig = config) -> SmallCRM:
-            return SmallCRM(replace(cfg, answer_params=dict(cfg.answer_params), group_params=dict(cfg.group_params),
-                                    embedding_params={}, neural_params=dict(cfg.neural_params))).fit(records)
+            return fit_small_crm(records, replace(cfg, answer_params=dict(cfg.answer_params),
+                                                  group_params=dict(cfg.group_params), embedding_params={},
+                                                  neural_params=dict(cfg.neural_params)))
 
         row: dict[str, Any] = {}
         if "questions" in axes:

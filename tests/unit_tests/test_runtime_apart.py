@@ -1,0 +1,102 @@
+"""The runtime stays apart from the research: what a running ReSo loads never imports training or evals code.
+
+The runtime packages are `reso.agents`, `reso.graphs` and `reso.reward` outside `reso.reward.training`.
+None of their modules may import `reso.reward.training` or `reso.evals`. Every import statement counts
+(at module level, inside functions, under `TYPE_CHECKING`), relative imports are resolved against the
+importing module, and so does a string constant that names a module the way `importlib` or the scorer
+registry's "module:attribute" factories are written, since those are imported too.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME_FOLDERS = ("agents", "graphs", "reward")
+RESEARCH = ("reso.reward.training", "reso.evals")
+# A string that is a module path, or a registry factory "module:attribute" (docstrings never match).
+_MODULE_STRING = re.compile(r"reso(\.\w+)+(:\w+)?")
+
+
+def module_name(path: Path) -> str:
+    """`reward/small_crm.py` → `reso.reward.small_crm`; a package's `__init__.py` is the package."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(["reso", *parts])
+
+
+def runtime_modules() -> list[Path]:
+    training = ROOT / "reward" / "training"
+    return sorted(path for folder in RUNTIME_FOLDERS for path in (ROOT / folder).rglob("*.py")
+                  if training not in path.parents)
+
+
+def imported_names(source: str, module: str, *, is_package: bool) -> Iterator[tuple[int, str]]:
+    """(line, module or module.name) for every import in `source`, relative ones made absolute."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            yield node.lineno, target
+            for alias in node.names:  # `from reso.reward import training` imports a submodule
+                yield node.lineno, f"{target}.{alias.name}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_STRING.fullmatch(node.value):
+            yield node.lineno, node.value.split(":")[0]
+
+
+def is_research(name: str) -> bool:
+    return any(name == root or name.startswith(root + ".") for root in RESEARCH)
+
+
+def research_imports(path: Path) -> list[str]:
+    module = module_name(path)
+    return [f"{module} ({path.relative_to(ROOT)}:{line}) imports {name}"
+            for line, name in imported_names(path.read_text(encoding="utf-8"), module,
+                                             is_package=path.name == "__init__.py")
+            if is_research(name)]
+
+
+def test_no_runtime_module_imports_training_or_evals_code() -> None:
+    modules = runtime_modules()
+    assert any(path.name == "subtask.py" for path in modules) and len(modules) > 50
+    violations = [line for path in modules for line in research_imports(path)]
+    assert not violations, "runtime modules import research code:\n" + "\n".join(violations)
+
+
+def test_the_training_package_holds_the_fitting_and_search_code() -> None:
+    training = {path.stem for path in (ROOT / "reward" / "training").glob("*.py")}
+    assert {"prm_training", "crm_ablation", "crm_search", "crm_eval", "crm_candidates", "step_layout",
+            "small_crm_fit"} <= training
+    assert training & {path.stem for path in (ROOT / "reward").glob("*.py")} == {"__init__"}
+
+
+def test_every_form_of_import_is_seen() -> None:
+    source = '''
+import reso.evals.runner
+from reso.reward.training import crm_eval
+from reso.reward import training
+
+def late():
+    from reso.evals.demo import run_demo
+    from ..training.crm_search import choose
+    from . import small_crm
+
+FACTORY = "reso.reward.training.small_crm_fit:fit_small_crm"
+"""A docstring naming `reso.evals.runner` is no import."""
+'''
+    found = {name for _, name in imported_names(source, "reso.reward.sub.scorer", is_package=False)
+             if is_research(name)}
+    assert found == {"reso.evals.runner", "reso.reward.training", "reso.reward.training.crm_eval",
+                     "reso.evals.demo", "reso.evals.demo.run_demo", "reso.reward.training.crm_search",
+                     "reso.reward.training.crm_search.choose", "reso.reward.training.small_crm_fit"}
