@@ -30,7 +30,11 @@ from reso.reward.base import Scorer
 class Team:
     """Everything that answers and judges: shared by all questions of a run. `health` keeps agents with a
     failing endpoint out of selection; `retry` says how transient call failures are retried; `asking`, when
-    set, decides how many candidates answer instead of the settings (see `reso.graphs.escalation`)."""
+    set, decides how many candidates answer instead of the settings (see `reso.graphs.escalation`).
+
+    The team owns the in-memory statistics of its DADB (`stats`), the one copy in the process: its
+    selector reads and records through the same cache (`build_team` hands it over), and `standings` reads
+    it. A team made by hand without one gets its own."""
 
     pool: Pool
     models: Mapping[str, BaseChatModel]
@@ -42,7 +46,12 @@ class Team:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     asking: AskingPolicy | None = None
     """Overrides the settings' fine-stage policy (the cascade baseline pins its own)."""
-    _stats: StatsCache | None = field(default=None, init=False, repr=False, compare=False)
+    stats: StatsCache | None = field(default=None, repr=False, compare=False)
+    """The DADB's statistics for this pool; None: made from `dadb` when first read."""
+
+    def __post_init__(self) -> None:
+        if self.stats is not None and self.stats.agent_ids != [agent.id for agent in self.pool]:
+            self.stats = None  # another pool's: a team copied with `dataclasses.replace(team, pool=...)`
 
     def agent(self, agent_id: str) -> Agent:
         return self.pool.get(agent_id)
@@ -57,20 +66,15 @@ class Team:
         call this off the event loop and use what it returns on it."""
         if self.dadb is None:
             return None
-        if self._stats is None:
-            self._stats = StatsCache(self.dadb, [agent.id for agent in self.pool])
-        return self._stats.standings([agent.model.spec for agent in self.pool])
+        if self.stats is None or self.stats.dadb is not self.dadb:  # none yet, or of a DADB since replaced
+            self.stats = StatsCache(self.dadb, [agent.id for agent in self.pool])
+        return self.stats.standings([agent.model.spec for agent in self.pool])
 
     def model_record(self, agent_id: str) -> tuple[float, int] | None:
         """(reward sum, visits) of the agent's model over all its roles (they replay or call the same model,
         so the model's record is the better estimate of each), None when there is no DADB."""
         standings = self.standings()
         return standings.model_record(self.agent(agent_id).id) if standings is not None else None
-
-    def reputation(self, agent_id: str) -> float | None:
-        """The agent's smoothed mean reward from the DADB (None when there is no DADB)."""
-        standings = self.standings()
-        return standings.reputation(agent_id) if standings is not None else None
 
 
 _TEAMS: dict[ReSoSettings, Team] = {}
@@ -116,9 +120,10 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
 
         planner_model = load_chat_model(ModelSpec(spec=settings.planner_model))
     dadb = open_dadb(settings.db or None, mode=settings.mode)
+    stats = StatsCache(dadb, pool.ids)
     selector: Selector = (RandomSelector(pool, dadb, config=config) if embedder is None else
-                          UCBSelector(pool, dadb, embedder, config))
-    return Team(pool=pool, models=models, selector=selector, scorer=scorer, dadb=dadb,
+                          UCBSelector(pool, dadb, embedder, config, stats=stats))
+    return Team(pool=pool, models=models, selector=selector, scorer=scorer, dadb=dadb, stats=stats,
                 planner_model=planner_model, health=Health.for_pool(pool))
 
 
