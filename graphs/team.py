@@ -2,13 +2,15 @@
 
 Building a team loads an embedder and a FAISS index. Callers build it once (`build_team`, or by hand with
 fake models, say) and hand it to the run in its `RunContext`; `team_for` keeps one team per settings
-object for the callers that start from settings alone (the CLI, LangGraph Studio, `ReSo(**settings)`).
+object for the callers that start from settings alone (the CLI, LangGraph Studio, `ReSo(**settings)`), in
+a bounded cache (`TeamCache`, `TEAMS`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,10 +79,6 @@ class Team:
         return standings.model_record(self.agent(agent_id).id) if standings is not None else None
 
 
-_TEAMS: dict[ReSoSettings, Team] = {}
-_TEAMS_LOCK = threading.Lock()
-
-
 def settings_pool(settings: ReSoSettings) -> Pool:
     """The pool `settings.pool` names, loaded (the embedded default pool when it names none)."""
     from reso.agents.defaults import default_pool_path
@@ -127,10 +125,62 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
                 planner_model=planner_model, health=Health.for_pool(pool))
 
 
+class TeamCache:
+    """The teams built for settings, the `size` most recently used kept (least recently used forgotten first).
+
+    A team holds chat models, an embedder, a FAISS index and a DADB connection, so a process that runs
+    many settings (the main job runs dozens) must not keep them all. A forgotten team is not closed: whoever
+    took it may still be running on it, and its DADB connection closes when the last user lets go of it.
+    `clear` forgets every team and closes their DADBs (the end of a process, or of a test).
+    """
+
+    def __init__(self, size: int, build: Callable[[ReSoSettings, Pool | None], Team] | None = None) -> None:
+        if size < 1:
+            raise ValueError(f"a team cache holds at least one team, not {size}")
+        self.size = size
+        self._build = build or build_team
+        self._teams: OrderedDict[ReSoSettings, Team] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._teams)
+
+    def __contains__(self, settings: object) -> bool:
+        return settings in self._teams
+
+    def get(self, settings: ReSoSettings, pool: Pool | None = None) -> Team:
+        """The team for `settings`, built now unless kept (`pool`: see `build_team`)."""
+        with self._lock:
+            team = self._teams.get(settings)
+            if team is None:
+                team = self._teams[settings] = self._build(settings, pool)
+                while len(self._teams) > self.size:
+                    self._teams.popitem(last=False)
+            else:
+                self._teams.move_to_end(settings)
+            return team
+
+    def clear(self) -> None:
+        """Forget every team and close its DADB (a team whose DADB is in use elsewhere must not be cleared)."""
+        with self._lock:
+            teams, self._teams = list(self._teams.values()), OrderedDict()
+        for team in teams:
+            close = getattr(team.dadb, "close", None)
+            if callable(close):
+                close()
+
+
+TEAMS_KEPT = 64
+"""How many teams `team_for` keeps. The main job (`reso demo`) builds a few dozen teams in one process and
+asks again for some of them; a rebuilt team would start its selector's random streams afresh and change
+its figures, so the bound stays above what it uses."""
+
+TEAMS = TeamCache(TEAMS_KEPT)
+"""The process's teams by settings, for the callers that start from settings alone (see `team_for`)."""
+
+
 def team_for(settings: ReSoSettings, pool: Pool | None = None) -> Team:
-    """The team built for `settings` (frozen, so hashable), built on first use and kept for the process;
-    `pool`, when given, is the pool `settings.pool` names, loaded already (`build_team`)."""
-    with _TEAMS_LOCK:
-        if settings not in _TEAMS:
-            _TEAMS[settings] = build_team(settings, pool)
-        return _TEAMS[settings]
+    """The team built for `settings` (frozen, so hashable), built on first use and kept in `TEAMS` while it
+    is among the `TEAMS_KEPT` most recently used; `pool`, when given, is the pool `settings.pool` names,
+    loaded already (`build_team`)."""
+    return TEAMS.get(settings, pool)
