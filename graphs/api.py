@@ -14,14 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import threading
 import time
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from reso.graphs.background_loop import SYNC_LOOP
 from reso.graphs.checkpointer import checkpoint_key, checkpoint_location, open_checkpointer
 from reso.graphs.context import RunContext
 from reso.graphs.dadb_notice import UntrainedDADBWarning, untrained_dadb
@@ -29,9 +29,6 @@ from reso.graphs.learning import Learner
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
-
-T = TypeVar("T")
-
 
 @dataclasses.dataclass(frozen=True)
 class SavedRun:
@@ -226,37 +223,12 @@ class ReSo:
         return Result.from_state({**state, "thread_id": thread_id})
 
     def solve(self, question: str, **kwargs: Any) -> Result:
-        """Synchronous `asolve` (runs on the process's background event loop, see `_run_sync`)."""
-        return _run_sync(self.asolve(question, **kwargs))
+        """Synchronous `asolve` (runs on the process's background event loop: `reso.graphs.background_loop`)."""
+        return SYNC_LOOP.run(self.asolve(question, **kwargs))
 
     def resume(self, thread_id: str, **kwargs: Any) -> Result:
         """Synchronous `aresume`."""
-        return _run_sync(self.aresume(thread_id, **kwargs))
-
-
-_SYNC_LOOP: asyncio.AbstractEventLoop | None = None
-_SYNC_LOOP_LOCK = threading.Lock()
-
-
-def _run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run `coroutine` to the end on one event loop kept on a daemon thread for the whole process.
-
-    Not `asyncio.run`: provider SDKs (openai's httpx client) are cached per process and their connection
-    pools belong to the loop that first used them, so with a new loop per call every second `solve()` on an
-    HTTP endpoint failed with "Event loop is closed". Teams, and so models, are shared across calls.
-    """
-    global _SYNC_LOOP
-    with _SYNC_LOOP_LOCK:
-        if _SYNC_LOOP is None:
-            _SYNC_LOOP = asyncio.new_event_loop()
-            threading.Thread(target=_SYNC_LOOP.run_forever, name="reso-sync-loop", daemon=True).start()
-        loop = _SYNC_LOOP
-    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
-    try:
-        return future.result()
-    except BaseException:  # KeyboardInterrupt included: stop the run rather than leave it going
-        future.cancel()
-        raise
+        return SYNC_LOOP.run(self.aresume(thread_id, **kwargs))
 
 
 def solve(question: str, **settings: Any) -> Result:
