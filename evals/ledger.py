@@ -1,9 +1,9 @@
 """The evaluation runner's side of exactly-once DADB learning: the results file as the log of what to learn.
 
 While an item runs, its subtasks record their candidates' rewards without writing them (the run context's
-`reso.graphs.learning.LearnOnce`). When the item finishes, the runner first appends its results line,
+`reso.graphs.learning.Learner`, learning once). When the item finishes, the runner first appends its results line,
 which carries the item's updates, and then applies them in one DADB transaction keyed `RUN_ID/ITEM_ID`
-(`LearnOnce.apply`). The results file is therefore the log of what must be learned:
+(`Learner.apply`). The results file is therefore the log of what must be learned:
 
 - killed before the line is complete: nothing was applied; the item runs again on resume;
 - killed after the line, before the DADB commit: `reconcile` applies the line's updates on resume;
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reso.agents.dadb.base import Update
-from reso.graphs.learning import LearnOnce
+from reso.graphs.learning import Learner
 
 __all__ = ["item_key", "reconcile", "row_updates", "run_id"]
 
@@ -55,7 +55,8 @@ def row_updates(row: dict[str, Any]) -> list[Update]:
     return [(str(a), float(r), float(c), int(t), d) for a, r, c, t, d in row.get("dadb_updates") or []]
 
 
-def reconcile(learn_once: LearnOnce, run: str, rows: Iterable[dict[str, Any]]) -> int:
-    """Apply the updates of every line whose key the DADB lacks; returns how many lines were applied."""
+def reconcile(learner: Learner, run: str, rows: Iterable[dict[str, Any]]) -> int:
+    """Apply the updates of every line whose key the DADB lacks; returns how many lines were applied (none
+    unless `learner` learns once)."""
     pending = ((item_key(run, row["id"]), row_updates(row)) for row in rows if "dadb_updates" in row)
-    return learn_once.reconcile(f"{run}/", pending)
+    return learner.reconcile(f"{run}/", pending)

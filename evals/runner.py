@@ -6,7 +6,7 @@ in training mode every line also carries its candidates as labelled CRM records,
 `DIR/crm_records.jsonl` at the end (the `{instruction, answer, label}` format `reso crm train` reads).
 
 Training updates the DADB exactly once per item, across crashes and resumes: the run context's
-learn-once service (`reso.graphs.learning.LearnOnce`) keeps the subtasks from writing as they go; each
+learner (`reso.graphs.learning.Learner`, learning once) keeps the subtasks from writing as they go; each
 line carries its item's updates, rebuilt from the item's records, and is written before they are applied
 under the key `RUN_ID/ITEM_ID` (see `reso.evals.ledger`). Budgets per run (tokens, USD, wall time) are checked before every call: once one is
 spent, no item starts and the calls of items in flight are refused; those items are not written (they
@@ -38,7 +38,7 @@ from reso.evals.reports.stats import wilson_interval
 from reso.evals.results import ResultsFile
 from reso.graphs.budget import RUN_SCOPE, Budget
 from reso.graphs.context import RunContext
-from reso.graphs.learning import LearnOnce, result_updates
+from reso.graphs.learning import Learner
 from reso.graphs.records import Result
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, check_answer
@@ -176,7 +176,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                           "only the oracle baseline may do in a test run")
     adapted = config.method.adapt(team, seed=settings.seed)
     config.out.mkdir(parents=True, exist_ok=True)
-    learn_once = LearnOnce.for_selector(adapted.selector, settings)
+    learner = Learner.for_run(settings, adapted.selector)
     run = run_id(config.out)
     started = time.monotonic()
     stopped: str | None = None
@@ -185,13 +185,12 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
     with ResultsFile(config.out / "results.jsonl", provenance=provenance) as results:
         if on_start is not None:
             on_start()
-        if learn_once is not None:
-            await asyncio.to_thread(reconcile, learn_once, run, list(results.rows()))
+        await asyncio.to_thread(reconcile, learner, run, list(results.rows()))
         todo = [p for p in problems if p.id not in results.done]
         semaphore = asyncio.Semaphore(max(1, config.concurrency))
         lock = asyncio.Lock()
         budget = _run_budget(config, list(results.rows()))
-        context = RunContext(settings=settings, team=adapted, budget=budget, learn_once=learn_once)
+        context = RunContext(settings=settings, team=adapted, budget=budget, learner=learner)
         solver = (backend or InProcess()).solver(config, context)
 
         async def one(problem: Problem) -> None:
@@ -208,14 +207,14 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                     stopped = stopped or budget.exceeded
                     return
                 row = result_row(problem, result, mode=settings.mode)
-                updates = result_updates(result.steps) if learn_once is not None else []
-                if learn_once is not None:
+                updates = learner.pending(result.steps)
+                if updates is not None:
                     row["dadb_updates"] = [list(update) for update in updates]
                 async with lock:
                     # The append fsyncs: off the event loop, so other questions keep moving meanwhile.
                     await asyncio.to_thread(results.append, row)
-                if learn_once is not None:
-                    await asyncio.to_thread(learn_once.apply, item_key(run, problem.id), updates)
+                if updates is not None:
+                    await asyncio.to_thread(learner.apply, item_key(run, problem.id), updates)
                 if progress is not None:
                     progress(row)
 

@@ -5,7 +5,8 @@
 - The run: `RunContext` (settings, team, budgets, learning), built once by whoever starts a run and handed
   to the graphs as LangGraph's runtime context; `DagRun` executes one question's DAG, each subtask through
   the coarse selection and the fine stage (`reso.graphs.subtask`, `reso.graphs.fine_stage`), and records
-  what happened (`StepRecord`, `Result`); `LearnOnce` applies a finished question's DADB updates once.
+  what happened (`StepRecord`, `Result`); the run's `Learner` decides how rewards reach the DADB: as each
+  subtask finishes, or once per question (`LearnOnce`).
 - The ways in: `build_graph` (the top-level LangGraph graph that `langgraph.json` exports to Studio) and
   the Python API `ReSo` / `solve`.
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from reso.graphs.dag import PlanError, TaskDAG, TaskNode
     from reso.graphs.escalation import Adaptive, AskingPolicy, Cascade, FixedK
     from reso.graphs.graph import build_graph
-    from reso.graphs.learning import LearnOnce
+    from reso.graphs.learning import Learner, LearnOnce
     from reso.graphs.records import CandidateRecord, Result, StepRecord, Usage
     from reso.graphs.run import DagRun
     from reso.graphs.settings import ReSoSettings
@@ -41,6 +42,7 @@ __all__ = [
     "DagRun",
     "FixedK",
     "LearnOnce",
+    "Learner",
     "PlanError",
     "ReSo",
     "ReSoSettings",
@@ -67,7 +69,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "dag": ["PlanError", "TaskDAG", "TaskNode"],
     "escalation": ["Adaptive", "AskingPolicy", "Cascade", "FixedK"],
     "graph": ["build_graph"],
-    "learning": ["LearnOnce"],
+    "learning": ["LearnOnce", "Learner"],
     "records": ["CandidateRecord", "Result", "StepRecord", "Usage"],
     "run": ["DagRun"],
     "settings": ["ReSoSettings"],

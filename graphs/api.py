@@ -14,24 +14,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import threading
 import time
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from reso.graphs.background_loop import SYNC_LOOP
 from reso.graphs.checkpointer import checkpoint_key, checkpoint_location, open_checkpointer
 from reso.graphs.context import RunContext
 from reso.graphs.dadb_notice import UntrainedDADBWarning, untrained_dadb
-from reso.graphs.learning import LearnOnce, result_updates
+from reso.graphs.learning import Learner
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
-
-T = TypeVar("T")
-
 
 @dataclasses.dataclass(frozen=True)
 class SavedRun:
@@ -48,11 +45,11 @@ class ReSo:
 
     With `checkpoint_path` (a SQLite file, or a `postgresql://` URL: `reso.graphs.checkpointer`), every run
     is saved under its `thread_id`; solving again with the same `thread_id` resumes an interrupted run
-    instead of starting over. In training mode such a run learns once (`reso.graphs.learning.LearnOnce`):
+    instead of starting over. In training mode such a run learns once (`reso.graphs.learning.Learner`):
     its DADB updates are applied when the question is answered, rebuilt from the saved records of every
     subtask (those finished before a crash included), in one transaction keyed by checkpoint store and
-    thread. Without a checkpoint, updates are applied as each subtask finishes, unless the run context a
-    caller hands in (`ReSo.in_run`) has a learn-once service of its own: its owner applies them then.
+    thread. Without a checkpoint, the run context's learner decides: updates are applied as each subtask
+    finishes, unless the context a caller hands in (`ReSo.in_run`) learns once: its owner applies them then.
     """
 
     def __init__(self, settings: ReSoSettings | Mapping[str, Any] | None = None, *, team: Team | None = None,
@@ -67,7 +64,7 @@ class ReSo:
     @classmethod
     def in_run(cls, context: RunContext, *, checkpoint_path: str | Path | None = None) -> ReSo:
         """A ReSo whose questions run in `context`, built by its caller (the evaluation runner: with the
-        run's budget and learn-once service; `reso solve`: with its `--checkpoint`)."""
+        run's budget and learner; `reso solve`: with its `--checkpoint`)."""
         reso = cls(context.settings, checkpoint_path=checkpoint_path)
         reso._given = context
         return reso
@@ -86,18 +83,21 @@ class ReSo:
                 notice = await asyncio.to_thread(untrained_dadb, context.settings, context.require_team().dadb)
                 if notice is not None:  # shown once per process, as warnings are
                     warnings.warn(notice.message, UntrainedDADBWarning, stacklevel=1)
-            if self.checkpoint_path is not None and context.learn_once is None:
-                learn_once = LearnOnce.for_selector(context.require_team().selector, self.settings)
-                context = dataclasses.replace(context, learn_once=learn_once)
+            if self.checkpoint_path is not None:  # this instance owns the run's learning: once per thread
+                learner = context.learner.once_where_possible(self.settings, context.require_team().selector)
+                context = dataclasses.replace(context, learner=learner)
             self._context = context
         return self._context
 
     async def _learn_once(self, run: RunContext, result: Result, thread_id: str) -> None:
-        """Apply a finished checkpointed training run's updates, unless this thread was learned before."""
-        if self.checkpoint_path is None or run.learn_once is None or result.status == "awaiting_review":
+        """Apply a finished checkpointed run's pending updates (`Learner.pending`), unless this thread was
+        learned before; without a checkpoint, whoever handed in the run context owns its learning."""
+        if self.checkpoint_path is None or result.status == "awaiting_review":
             return
-        key = f"{checkpoint_key(self.checkpoint_path)}#{thread_id}"
-        await asyncio.to_thread(run.learn_once.apply, key, result_updates(result.steps))
+        updates = run.learner.pending(result.steps)
+        if updates is not None:
+            key = f"{checkpoint_key(self.checkpoint_path)}#{thread_id}"
+            await asyncio.to_thread(run.learner.apply, key, updates)
 
     @contextlib.asynccontextmanager
     async def _graph(self) -> AsyncIterator[Any]:
@@ -223,37 +223,12 @@ class ReSo:
         return Result.from_state({**state, "thread_id": thread_id})
 
     def solve(self, question: str, **kwargs: Any) -> Result:
-        """Synchronous `asolve` (runs on the process's background event loop, see `_run_sync`)."""
-        return _run_sync(self.asolve(question, **kwargs))
+        """Synchronous `asolve` (runs on the process's background event loop: `reso.graphs.background_loop`)."""
+        return SYNC_LOOP.run(self.asolve(question, **kwargs))
 
     def resume(self, thread_id: str, **kwargs: Any) -> Result:
         """Synchronous `aresume`."""
-        return _run_sync(self.aresume(thread_id, **kwargs))
-
-
-_SYNC_LOOP: asyncio.AbstractEventLoop | None = None
-_SYNC_LOOP_LOCK = threading.Lock()
-
-
-def _run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run `coroutine` to the end on one event loop kept on a daemon thread for the whole process.
-
-    Not `asyncio.run`: provider SDKs (openai's httpx client) are cached per process and their connection
-    pools belong to the loop that first used them, so with a new loop per call every second `solve()` on an
-    HTTP endpoint failed with "Event loop is closed". Teams, and so models, are shared across calls.
-    """
-    global _SYNC_LOOP
-    with _SYNC_LOOP_LOCK:
-        if _SYNC_LOOP is None:
-            _SYNC_LOOP = asyncio.new_event_loop()
-            threading.Thread(target=_SYNC_LOOP.run_forever, name="reso-sync-loop", daemon=True).start()
-        loop = _SYNC_LOOP
-    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
-    try:
-        return future.result()
-    except BaseException:  # KeyboardInterrupt included: stop the run rather than leave it going
-        future.cancel()
-        raise
+        return SYNC_LOOP.run(self.aresume(thread_id, **kwargs))
 
 
 def solve(question: str, **settings: Any) -> Result:

@@ -1,8 +1,8 @@
 """Compile a TaskDAG into a LangGraph state graph: one node per subtask, edges from its dependencies.
 
 A node with several parents joins them (`add_edge([parents], node)`), so it runs once all have
-finished; parallel branches merge their records (as JSON: `reso.graphs.state`) through the `steps`
-reducer, never overwriting each other. Each node carries a RetryPolicy for errors that escape a subtask
+finished; parallel branches merge their records (as JSON) through the `steps` reducer of `DagState`
+(`reso.graphs.state`), never overwriting each other. Each node carries a RetryPolicy for errors that escape a subtask
 (candidate failures never do).
 
 The graph's runtime context is the question's `DagRun` (`context_schema`): a node holds only its step id
@@ -12,8 +12,7 @@ and asks `runtime.context` for the step's record, so one compiled graph serves e
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -21,20 +20,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.records import StepJSON, state_steps
+from reso.graphs.records import state_steps
 from reso.graphs.run import DagRun
-
-
-def merge_steps(left: Mapping[str, StepJSON] | None,
-                right: Mapping[str, StepJSON] | None) -> dict[str, StepJSON]:
-    """Reducer: subtask records keyed by id; a later record for the same id replaces the earlier one."""
-    return {**(left or {}), **(right or {})}
-
-
-class DagState(TypedDict, total=False):
-    """State of one question's DAG run: the subtask records finished so far, by id, as JSON."""
-
-    steps: Annotated[dict[str, StepJSON], merge_steps]
+from reso.graphs.state import DagState
 
 
 def node_name(step_id: str) -> str:

@@ -22,7 +22,7 @@ from pydantic import PlainValidator
 from pydantic.json_schema import SkipJsonSchema
 
 from reso.graphs.budget import Budget
-from reso.graphs.learning import LearnOnce
+from reso.graphs.learning import Learner
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
 
@@ -43,14 +43,15 @@ class RunContext:
         "description": "Who answers and judges; None: the team built for `settings` (see `ready`)."})
     budget: PythonOnly[Budget | None] = field(default=None, metadata={
         "description": "The run's budget, which every question's budget also answers to; None: unlimited."})
-    learn_once: PythonOnly[LearnOnce | None] = field(default=None, metadata={
-        "description": "Set: subtasks only record their rewards and the run's owner applies each finished "
-                       "question's updates once through it (reso.graphs.learning); None: they learn at once."})
+    learner: PythonOnly[Learner] = field(default_factory=Learner, metadata={
+        "description": "How rewards reach the DADB (reso.graphs.learning): as each subtask finishes (the "
+                       "default), or once per question through the run's owner; nothing in test mode."})
 
     def __post_init__(self) -> None:
         if not isinstance(self.settings, ReSoSettings):  # JSON from Studio's assistant form
             settings: Mapping[str, Any] | None = self.settings
             object.__setattr__(self, "settings", ReSoSettings.coerce(settings))
+        object.__setattr__(self, "learner", self.learner.for_mode(self.settings.mode))
 
     async def ready(self) -> RunContext:
         """This context with a team: itself, or a copy with the settings' team (built off the event loop)."""

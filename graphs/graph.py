@@ -122,3 +122,6 @@ def build_graph(*, checkpointer: Any = None) -> CompiledStateGraph[ReSoState, Ru
 
 
 graph = build_graph()
+"""The graph `langgraph.json` exports to LangGraph Studio, which loads a module-level compiled graph: the
+one graph compiled at import. It holds no per-run state, so `reso.graphs.api.ReSo` runs on it too when it
+has no checkpointer and no plan review."""

@@ -121,6 +121,9 @@ class Result(BaseModel):
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> Result:
+        """The result a graph state stands for. Its usage is the one the graph's `answer` node totalled
+        (`Usage.of_steps`), read, not totalled again; for a state that node has not reached (a run paused
+        for review, or stopped before its answer) it is the total of the steps the state holds."""
         plan = list(state.get("plan") or [])
         records = step_records(state.get("steps"))
         steps = [records[step["id"]] for step in plan if step["id"] in records]
@@ -130,7 +133,7 @@ class Result(BaseModel):
             answer_text=state.get("answer_text", ""),
             plan=plan,
             steps=steps,
-            usage=Usage.of_steps(steps),
+            usage=Usage.model_validate(state["usage"]) if state.get("usage") else Usage.of_steps(steps),
             latency_s=float(state.get("latency_s", 0.0)),
             status=state.get("status", "done"),
             notes=list(state.get("notes") or []),

@@ -24,7 +24,7 @@ from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import TaskDAG
 from reso.graphs.records import StepJSON, StepRecord, state_steps, step_records
-from reso.graphs.subtask import ProgressWriter, context_for, run_subtask
+from reso.graphs.subtask import ProgressWriter, Subtask, context_for
 from reso.reward.answers import answers_match
 
 
@@ -76,14 +76,15 @@ class DagRun:
                 return False
         return True
 
-    async def _run(self, step_id: str, steps: Mapping[str, StepRecord]) -> StepRecord:
+    def subtask(self, step_id: str, steps: Mapping[str, StepRecord]) -> Subtask:
+        """`step_id` as this run hands it over, once the subtasks it waits for have their `steps` records."""
         node = self.dag.node(step_id)
-        return await run_subtask(
-            self.run, step_id=step_id, instruction=node.instruction, depends_on=node.depends_on,
-            context=context_for(self.visible(step_id), steps), budget=self.budget,
-            reference=self.references.get(step_id), clock_origin=self.origin, write=self.write,
-            credit=self.sound_context(step_id, steps),
-        )
+        return Subtask(id=step_id, instruction=node.instruction, depends_on=node.depends_on,
+                       context=context_for(self.visible(step_id), steps), reference=self.references.get(step_id),
+                       credit=self.sound_context(step_id, steps))
+
+    async def _run(self, step_id: str, steps: Mapping[str, StepRecord]) -> StepRecord:
+        return await self.subtask(step_id, steps).run(self)
 
     def _start_ready(self) -> None:
         for step_id in self._order:

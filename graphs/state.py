@@ -1,4 +1,8 @@
-"""The state of the top-level ReSo graph (plan → execute → answer), with its input and output views.
+"""The state of the top-level ReSo graph (plan → execute → answer), with its input and output views, and
+the state of one question's task-DAG graph (`DagState`).
+
+The bottom of the graph modules: of `reso.graphs` it imports only the plan (`reso.graphs.dag`) and the
+records (`reso.graphs.records`); the graphs built on it (`reso.graphs.compile`, `reso.graphs.graph`) import it.
 
 The state holds plain data only (JSON: str, numbers, lists, dicts), so that a checkpoint never asks a
 serializer to revive a class of ours: LangGraph's default one warns "Deserializing unregistered type …" on
@@ -14,14 +18,20 @@ subtask's outcome once it has run. `steps` holds each subtask's `StepRecord` as 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from reso.agents.adapters.failures import FailureKind
-from reso.graphs.compile import merge_steps
 from reso.graphs.dag import TaskDAG
 from reso.graphs.records import StepJSON, StepRecord
+
+
+def merge_steps(left: Mapping[str, StepJSON] | None,
+                right: Mapping[str, StepJSON] | None) -> dict[str, StepJSON]:
+    """Reducer: subtask records keyed by id; a later record for the same id replaces the earlier one."""
+    return {**(left or {}), **(right or {})}
 
 
 def keep_notes(left: list[str] | None, right: list[str] | None) -> list[str]:
@@ -70,3 +80,10 @@ def state_serializer() -> JsonPlusSerializer:
     """The serializer of this graph's checkpoints: LangGraph's, reviving only its own safe types and
     `EARLIER_STATE_TYPES` (any other class is blocked and read back as its data)."""
     return JsonPlusSerializer(allowed_msgpack_modules=EARLIER_STATE_TYPES)
+
+
+class DagState(TypedDict, total=False):
+    """State of one question's task-DAG graph (`reso.graphs.compile`): the subtask records finished so far,
+    by id, as JSON."""
+
+    steps: Annotated[dict[str, StepJSON], merge_steps]

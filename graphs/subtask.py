@@ -1,5 +1,6 @@
-"""One subtask, start to finish: prompt, coarse selection, the fine stage (`reso.graphs.fine_stage`), the
-reward of every candidate (training mode) and the subtask's record.
+"""One subtask, start to finish (`Subtask.run`): prompt, coarse selection, the fine stage
+(`reso.graphs.fine_stage`), the reward of every candidate (training mode, sent the run learner's way:
+`reso.graphs.learning.Learner`) and the subtask's record.
 
 Failures stay local: a candidate that errors, times out or is refused by the budget is recorded with
 its error and its kind and left out of scoring; a subtask with no usable answer is marked failed and its
@@ -11,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from reso.agents.adapters.answers import AgentAnswer
 from reso.agents.adapters.prompting import ContextAnswer, render_subtask_prompt
@@ -21,6 +23,7 @@ from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.escalation import policy_for
 from reso.graphs.fine_stage import Judged, run_fine_stage
+from reso.graphs.learning import candidate_updates
 from reso.graphs.planners.mas_format import FINAL_ID
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.reward.answers import check_answer
@@ -43,30 +46,111 @@ def is_integration_step(step_id: str, depends_on: Sequence[str]) -> bool:
     return step_id == FINAL_ID and bool(depends_on)
 
 
-def _select(run: RunContext, step_id: str, depends_on: Sequence[str], instruction: str, k: int) -> list[Candidate]:
-    """The coarse stage, leaving out agents whose endpoint's circuit breaker is open (`team.health`);
-    when that leaves nobody, everyone is eligible again. An integration step goes to the pool's exact tool
-    when the settings say so, whatever the method: no comparison is then decided by who drew the tool."""
-    team = run.require_team()
-    unavailable = set(team.health.unavailable())
-    if run.settings.integration == "tool":
-        tools = team.integration_agents()
-        if tools and is_integration_step(step_id, depends_on):
-            return [Candidate(tools[0], 1.0, {"integration_route": 1.0}, domain=tools[0].domain)]
-        if step_id != FINAL_ID:
-            # Integration is the tools' job then; a sub-question's slots go to agents that can answer it (a
-            # one-step plan's lone step may still be a calculation).
-            unavailable |= {tool.id for tool in tools}
-    if not unavailable:
-        return team.selector.select(instruction, k)
-    return team.selector.select(instruction, k, exclude=unavailable) or team.selector.select(instruction, k)
+@dataclass(frozen=True)
+class Subtask:
+    """One subtask of a question, as its run hands it over: what it asks, the earlier answers it is shown,
+    its reference (training) and whether it is credited (False when a parent was answered wrong: its
+    reference assumes right parents, so its candidates would be blamed for an earlier agent's mistake)."""
+
+    id: str
+    instruction: str
+    depends_on: Sequence[str] = ()
+    context: Sequence[ContextAnswer] = ()
+    reference: str | None = None
+    credit: bool = True
+
+    async def run(self, question: QuestionRun) -> StepRecord:
+        """Answer this subtask with the run's team within the question's budget; returns its record."""
+        run = question.run
+        settings = run.settings
+        started = time.monotonic() - question.origin
+        emit = question.write or (lambda event: None)
+        emit({"event": "subtask_started", "id": self.id})
+        prompt = render_subtask_prompt(self.instruction, self.context)
+        team = run.require_team()
+        policy = team.asking or policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin,
+                                           settings.escalate_to, peer_errors(team.scorer))
+        offered, standings = await asyncio.to_thread(self._coarse_stage, run, policy.pool_size(settings.k))
+        emit({"event": "candidates", "id": self.id,
+              "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})
+        judged = await run_fine_stage(run, offered, policy, prompt=prompt, instruction=self.instruction,
+                                      context_text="\n".join(f"Answer[{c.id}] = {c.value}" for c in self.context),
+                                      group=self.id, reference=self.reference, budget=question.budget,
+                                      standings=standings)
+        learner = run.learner
+        if learner.writes_as_they_go and self.credit:  # the selector's updates write to the DADB: off the loop
+            records = await asyncio.to_thread(self._learn, run, judged)
+        else:
+            records = self._learn(run, judged)
+        kept = records[judged.kept] if judged.kept is not None else None
+        record = StepRecord(
+            id=self.id, instruction=self.instruction, depends_on=list(self.depends_on),
+            status="done" if kept is not None and kept.value is not None else "failed",
+            agent=kept.agent_id if kept else None, answer=kept.answer if kept else "",
+            value=kept.value if kept else None, candidates=records,
+            started_s=started, finished_s=time.monotonic() - question.origin,
+            notes=[] if kept else ["no candidate produced a usable answer"],
+        )
+        emit({"event": "subtask_done", "id": self.id, "status": record.status, "agent": record.agent,
+              "value": record.value})
+        return record
+
+    def _select(self, run: RunContext, k: int) -> list[Candidate]:
+        """The coarse stage, leaving out agents whose endpoint's circuit breaker is open (`team.health`);
+        when that leaves nobody, everyone is eligible again. An integration step goes to the pool's exact
+        tool when the settings say so, whatever the method: no comparison is then decided by who drew the
+        tool."""
+        team = run.require_team()
+        unavailable = set(team.health.unavailable())
+        if run.settings.integration == "tool":
+            tools = team.integration_agents()
+            if tools and is_integration_step(self.id, self.depends_on):
+                return [Candidate(tools[0], 1.0, {"integration_route": 1.0}, domain=tools[0].domain)]
+            if self.id != FINAL_ID:
+                # Integration is the tools' job then; a sub-question's slots go to agents that can answer it
+                # (a one-step plan's lone step may still be a calculation).
+                unavailable |= {tool.id for tool in tools}
+        if not unavailable:
+            return team.selector.select(self.instruction, k)
+        return (team.selector.select(self.instruction, k, exclude=unavailable)
+                or team.selector.select(self.instruction, k))
+
+    def _coarse_stage(self, run: RunContext, k: int) -> tuple[list[Candidate], Standings | None]:
+        """The candidates (`_select`) and the agents' standings the fine stage judges them by, read together
+        in one trip off the event loop: both may read the DADB."""
+        return self._select(run, k), run.require_team().standings()
+
+    def _learn(self, run: RunContext, judged: Judged) -> list[CandidateRecord]:
+        """The candidates' records, each with its reward when the run learns (`Learner.rewards`) and this
+        subtask is credited; those rewards then go the run learner's way (`Learner.update`). A failed call
+        earns 0; a call the budget refused was never made and says nothing about the agent, so it earns
+        none."""
+        if not (run.learner.rewards and self.credit):
+            return _candidate_records(judged, [None] * len(judged.candidates))
+        rewards = [None if answer.failure is not None and answer.failure.never_called
+                   else _reward(answer, judged.scores.get(i), self.reference)
+                   for i, answer in enumerate(judged.answers)]
+        records = _candidate_records(judged, rewards)
+        run.learner.update(run.require_team().selector, candidate_updates(records))
+        return records
 
 
-def _coarse_stage(run: RunContext, step_id: str, depends_on: Sequence[str], instruction: str,
-                  k: int) -> tuple[list[Candidate], Standings | None]:
-    """The candidates (`_select`) and the agents' standings the fine stage judges them by, read together in
-    one trip off the event loop: both may read the DADB."""
-    return _select(run, step_id, depends_on, instruction, k), run.require_team().standings()
+class QuestionRun(Protocol):
+    """What a subtask needs of its question's run (`reso.graphs.run.DagRun`)."""
+
+    @property
+    def run(self) -> RunContext: ...
+
+    @property
+    def budget(self) -> Budget: ...
+
+    @property
+    def origin(self) -> float:
+        """The question's clock origin (`time.monotonic()`): a record's times count from it."""
+        ...
+
+    @property
+    def write(self) -> ProgressWriter | None: ...
 
 
 def _reward(answer: AgentAnswer, score: Score | None, reference: str | None) -> float:
@@ -76,33 +160,6 @@ def _reward(answer: AgentAnswer, score: Score | None, reference: str | None) -> 
     if reference is not None:
         return 1.0 if check_answer(answer.text, reference) else 0.0
     return score.value if score is not None else 0.0
-
-
-def _learn(run: RunContext, judged: Judged, reference: str | None, credit: bool) -> list[float | None]:
-    """In training mode, every candidate's reward (failures earn 0), sent to the selector unless the run
-    learns once (`RunContext.learn_once`: its owner applies the recorded rewards). A call the budget
-    refused was never made and says nothing about the agent, so it is not learned, and neither is a subtask
-    whose parents' answers were wrong (`credit` False): its reference assumes right parents, so its
-    candidates would be blamed for an earlier agent's mistake."""
-    if run.settings.mode != "train" or not credit:
-        return [None] * len(judged.candidates)
-    selector = run.require_team().selector
-    rewards: list[float | None] = []
-    for i, (candidate, answer) in enumerate(zip(judged.candidates, judged.answers, strict=True)):
-        if answer.failure is not None and answer.failure.never_called:
-            rewards.append(None)
-            continue
-        reward = _reward(answer, judged.scores.get(i), reference)
-        if run.learn_once is None:
-            selector.update(candidate.agent.id, reward, answer.cost_usd, answer.total_tokens,
-                            domain=candidate.domain)
-        rewards.append(reward)
-    return rewards
-
-
-def _writes_rewards(run: RunContext, credit: bool) -> bool:
-    """Whether `_learn` sends rewards to the selector now (training, credited, no learn-once owner)."""
-    return run.settings.mode == "train" and credit and run.learn_once is None
 
 
 def _candidate_records(judged: Judged, rewards: Sequence[float | None]) -> list[CandidateRecord]:
@@ -121,50 +178,3 @@ def _candidate_records(judged: Judged, rewards: Sequence[float | None]) -> list[
     ]
 
 
-async def run_subtask(
-    run: RunContext,
-    *,
-    step_id: str,
-    instruction: str,
-    depends_on: Sequence[str],
-    context: Sequence[ContextAnswer],
-    budget: Budget,
-    reference: str | None = None,
-    clock_origin: float | None = None,
-    write: ProgressWriter | None = None,
-    credit: bool = True,
-) -> StepRecord:
-    """Answer one subtask with the run's team and return its record (`credit` False: learn nothing from it)."""
-    settings = run.settings
-    origin = clock_origin if clock_origin is not None else time.monotonic()
-    started = time.monotonic() - origin
-    emit = write or (lambda event: None)
-    emit({"event": "subtask_started", "id": step_id})
-    prompt = render_subtask_prompt(instruction, context)
-    team = run.require_team()
-    policy = team.asking or policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin,
-                                       settings.escalate_to, peer_errors(team.scorer))
-    offered, standings = await asyncio.to_thread(_coarse_stage, run, step_id, depends_on, instruction,
-                                                 policy.pool_size(settings.k))
-    emit({"event": "candidates", "id": step_id,
-          "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})
-    judged = await run_fine_stage(run, offered, policy, prompt=prompt, instruction=instruction,
-                                  context_text="\n".join(f"Answer[{c.id}] = {c.value}" for c in context),
-                                  group=step_id, reference=reference, budget=budget, standings=standings)
-    if _writes_rewards(run, credit):  # the selector's updates write to the DADB: off the event loop
-        rewards = await asyncio.to_thread(_learn, run, judged, reference, credit)
-    else:
-        rewards = _learn(run, judged, reference, credit)
-    records = _candidate_records(judged, rewards)
-    kept = records[judged.kept] if judged.kept is not None else None
-    record = StepRecord(
-        id=step_id, instruction=instruction, depends_on=list(depends_on),
-        status="done" if kept is not None and kept.value is not None else "failed",
-        agent=kept.agent_id if kept else None, answer=kept.answer if kept else "",
-        value=kept.value if kept else None, candidates=records,
-        started_s=started, finished_s=time.monotonic() - origin,
-        notes=[] if kept else ["no candidate produced a usable answer"],
-    )
-    emit({"event": "subtask_done", "id": step_id, "status": record.status, "agent": record.agent,
-          "value": record.value})
-    return record

@@ -2,13 +2,15 @@
 
 Building a team loads an embedder and a FAISS index. Callers build it once (`build_team`, or by hand with
 fake models, say) and hand it to the run in its `RunContext`; `team_for` keeps one team per settings
-object for the callers that start from settings alone (the CLI, LangGraph Studio, `ReSo(**settings)`).
+object for the callers that start from settings alone (the CLI, LangGraph Studio, `ReSo(**settings)`), in
+a bounded cache (`TeamCache`, `TEAMS`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,11 @@ from reso.reward.base import Scorer
 class Team:
     """Everything that answers and judges: shared by all questions of a run. `health` keeps agents with a
     failing endpoint out of selection; `retry` says how transient call failures are retried; `asking`, when
-    set, decides how many candidates answer instead of the settings (see `reso.graphs.escalation`)."""
+    set, decides how many candidates answer instead of the settings (see `reso.graphs.escalation`).
+
+    The team owns the in-memory statistics of its DADB (`stats`), the one copy in the process: its
+    selector reads and records through the same cache (`build_team` hands it over), and `standings` reads
+    it. A team made by hand without one gets its own."""
 
     pool: Pool
     models: Mapping[str, BaseChatModel]
@@ -42,7 +48,12 @@ class Team:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     asking: AskingPolicy | None = None
     """Overrides the settings' fine-stage policy (the cascade baseline pins its own)."""
-    _stats: StatsCache | None = field(default=None, init=False, repr=False, compare=False)
+    stats: StatsCache | None = field(default=None, repr=False, compare=False)
+    """The DADB's statistics for this pool; None: made from `dadb` when first read."""
+
+    def __post_init__(self) -> None:
+        if self.stats is not None and self.stats.agent_ids != [agent.id for agent in self.pool]:
+            self.stats = None  # another pool's: a team copied with `dataclasses.replace(team, pool=...)`
 
     def agent(self, agent_id: str) -> Agent:
         return self.pool.get(agent_id)
@@ -57,24 +68,15 @@ class Team:
         call this off the event loop and use what it returns on it."""
         if self.dadb is None:
             return None
-        if self._stats is None:
-            self._stats = StatsCache(self.dadb, [agent.id for agent in self.pool])
-        return self._stats.standings([agent.model.spec for agent in self.pool])
+        if self.stats is None or self.stats.dadb is not self.dadb:  # none yet, or of a DADB since replaced
+            self.stats = StatsCache(self.dadb, [agent.id for agent in self.pool])
+        return self.stats.standings([agent.model.spec for agent in self.pool])
 
     def model_record(self, agent_id: str) -> tuple[float, int] | None:
         """(reward sum, visits) of the agent's model over all its roles (they replay or call the same model,
         so the model's record is the better estimate of each), None when there is no DADB."""
         standings = self.standings()
         return standings.model_record(self.agent(agent_id).id) if standings is not None else None
-
-    def reputation(self, agent_id: str) -> float | None:
-        """The agent's smoothed mean reward from the DADB (None when there is no DADB)."""
-        standings = self.standings()
-        return standings.reputation(agent_id) if standings is not None else None
-
-
-_TEAMS: dict[ReSoSettings, Team] = {}
-_TEAMS_LOCK = threading.Lock()
 
 
 def settings_pool(settings: ReSoSettings) -> Pool:
@@ -117,16 +119,70 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
 
         planner_model = load_chat_model(ModelSpec(spec=settings.planner_model))
     dadb = open_dadb(settings.db or None, mode=settings.mode)
+    stats = StatsCache(dadb, pool.ids)
     selector: Selector = (RandomSelector(pool, dadb, config=config) if embedder is None else
-                          UCBSelector(pool, dadb, embedder, config))
-    return Team(pool=pool, models=models, selector=selector, scorer=scorer, dadb=dadb,
+                          UCBSelector(pool, dadb, embedder, config, stats=stats))
+    return Team(pool=pool, models=models, selector=selector, scorer=scorer, dadb=dadb, stats=stats,
                 planner_model=planner_model, health=Health.for_pool(pool))
 
 
+class TeamCache:
+    """The teams built for settings, the `size` most recently used kept (least recently used forgotten first).
+
+    A team holds chat models, an embedder, a FAISS index and a DADB connection, so a process that runs
+    many settings (the main job runs twenty) must not keep them all. A forgotten team is not closed: whoever
+    took it may still be running on it, and its DADB connection closes when the last user lets go of it.
+    `clear` forgets every team and closes their DADBs (the end of a process, or of a test).
+    """
+
+    def __init__(self, size: int, build: Callable[[ReSoSettings, Pool | None], Team] | None = None) -> None:
+        if size < 1:
+            raise ValueError(f"a team cache holds at least one team, not {size}")
+        self.size = size
+        self._build = build or build_team
+        self._teams: OrderedDict[ReSoSettings, Team] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._teams)
+
+    def __contains__(self, settings: object) -> bool:
+        return settings in self._teams
+
+    def get(self, settings: ReSoSettings, pool: Pool | None = None) -> Team:
+        """The team for `settings`, built now unless kept (`pool`: see `build_team`)."""
+        with self._lock:
+            team = self._teams.get(settings)
+            if team is None:
+                team = self._teams[settings] = self._build(settings, pool)
+                while len(self._teams) > self.size:
+                    self._teams.popitem(last=False)
+            else:
+                self._teams.move_to_end(settings)
+            return team
+
+    def clear(self) -> None:
+        """Forget every team and close its DADB (a team whose DADB is in use elsewhere must not be cleared)."""
+        with self._lock:
+            teams, self._teams = list(self._teams.values()), OrderedDict()
+        for team in teams:
+            close = getattr(team.dadb, "close", None)
+            if callable(close):
+                close()
+
+
+TEAMS_KEPT = 16
+"""How many teams `team_for` keeps. A rebuilt team starts its selector's random streams afresh, so a caller
+that asks again for a forgotten team may get other figures. The main job (`reso demo`) builds 20 teams in
+one process and asks again for one at most 8 others later (measured on this version), so it never gets a
+rebuilt team; the teams it is done with are let go."""
+
+TEAMS = TeamCache(TEAMS_KEPT)
+"""The process's teams by settings, for the callers that start from settings alone (see `team_for`)."""
+
+
 def team_for(settings: ReSoSettings, pool: Pool | None = None) -> Team:
-    """The team built for `settings` (frozen, so hashable), built on first use and kept for the process;
-    `pool`, when given, is the pool `settings.pool` names, loaded already (`build_team`)."""
-    with _TEAMS_LOCK:
-        if settings not in _TEAMS:
-            _TEAMS[settings] = build_team(settings, pool)
-        return _TEAMS[settings]
+    """The team built for `settings` (frozen, so hashable), built on first use and kept in `TEAMS` while it
+    is among the `TEAMS_KEPT` most recently used; `pool`, when given, is the pool `settings.pool` names,
+    loaded already (`build_team`)."""
+    return TEAMS.get(settings, pool)

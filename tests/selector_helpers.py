@@ -7,10 +7,12 @@ exactly) and a tiny DADB with hand-countable statistics.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from reso.agents.dadb.sqlite import DADB
+from reso.agents.dadb.stats import AgentStats
 from reso.agents.pool import Pool, pool_from_dict
 from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
@@ -44,6 +46,18 @@ def tiny_dadb() -> DADB:
     db.record("a", 0.0, 0.02, 10)
     db.record("b", 1.0, 0.001, 10)
     return db
+
+
+class CountingDADB(DADB):
+    """A SQLite DADB that counts its statistics reads (`stats`), which is what a cache reload costs."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.reads = 0
+
+    def stats(self, agent_ids: Sequence[str] | None = None, domain: str | None = None) -> dict[str, AgentStats]:
+        self.reads += 1
+        return super().stats(agent_ids, domain)
 
 
 def sigmoid(x: float) -> float:

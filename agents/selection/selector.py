@@ -105,6 +105,7 @@ class UCBSelector:
         embedder: Embedder,
         config: SelectorConfig | None = None,
         index: ProfileIndex | None = None,
+        stats: StatsCache | None = None,
     ) -> None:
         """Build the selector over a pool; the profile index is built (or loaded) when not given.
 
@@ -115,6 +116,9 @@ class UCBSelector:
             config: Weights; `SelectorConfig()` by default.
             index: A prebuilt profile index in pool order. When None, the index is built from the pool and,
                 for a DADB file, cached next to it as `<db>.faiss` (rebuilt when the pool changes).
+            stats: The in-memory statistics of `dadb` for this pool, read and recorded through; the team's
+                (`reso.graphs.team.build_team` hands it in), so one process mirrors a DADB once. When None,
+                the selector makes its own.
         """
         self.pool = pool
         self.agents = list(pool)
@@ -133,7 +137,11 @@ class UCBSelector:
         self._prior_cost = np.array(
             [a.cost_usd(cfg.prior_input_tokens, cfg.prior_output_tokens) for a in self.agents], dtype=np.float64
         )
-        self.stats = StatsCache(dadb, ids)
+        if stats is None:
+            stats = StatsCache(dadb, ids)
+        elif stats.dadb is not dadb or stats.agent_ids != ids:
+            raise ValueError("the statistics cache is of another DADB or pool")
+        self.stats = stats
         self._streams = SelectionStreams(cfg.seed)
         self.groups = ProfileGroups.of_vectors(index.vectors())
         self.pooling = ModelPooling([agent.model.spec for agent in self.agents],
@@ -147,19 +155,6 @@ class UCBSelector:
         query = self.embedder.embed([subtask])[0].reshape(1, -1)
         sims, positions = self.index.search_positions(query, self._m(k, exclude))
         return self._rank(sims[0], positions[0], k, domain, exclude, self._streams.for_subtask(subtask))
-
-    def select_many(
-        self, subtasks: Sequence[str], k: int | None = None, *, domains: Sequence[str | None] | None = None
-    ) -> list[list[Candidate]]:
-        """`select` for several subtasks with one embedding call and one batched FAISS search."""
-        if not subtasks:
-            return []
-        labels = list(domains) if domains is not None else [None] * len(subtasks)
-        if len(labels) != len(subtasks):
-            raise ValueError(f"{len(labels)} domains for {len(subtasks)} subtasks")
-        k = k or self.config.k
-        sims, positions = self.index.search_positions(self.embedder.embed(list(subtasks)), self._m(k, ()))
-        return [self._rank(s, p, k, d, ()) for s, p, d in zip(sims, positions, labels, strict=True)]
 
     def select_vector(
         self, query: np.ndarray, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
@@ -283,11 +278,6 @@ class RandomSelector:
         """k distinct agents drawn uniformly, from the subtask's own stream (`SelectionStreams`), so a seeded
         run draws alike whatever order its questions run in; the domain is ignored."""
         return self._draw(self._streams.for_subtask(subtask), k, exclude)
-
-    def select_many(
-        self, subtasks: Sequence[str], k: int | None = None, *, domains: Sequence[str | None] | None = None
-    ) -> list[list[Candidate]]:
-        return [self.select(subtask, k) for subtask in subtasks]
 
     def select_vector(
         self, query: np.ndarray, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()

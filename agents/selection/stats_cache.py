@@ -5,11 +5,16 @@ Reading them from SQLite on every subtask would cost more than the whole FAISS s
 keeps arrays here. Each table remembers the `DADB.version` it was read at; before use it compares that
 with the database's current version (one cheap `PRAGMA data_version` read) and reloads when anything
 else wrote — another process, another selector, or a direct `DADB.record`. Writes made through
-`record` are applied to the arrays in place, so a selector's own updates never force a reload.
+`record` are applied to the cached tables without a reload, so a selector's own updates never force one.
+
+A table once handed out never changes: `record` replaces the tables it updates with updated copies. So one
+cache serves the selector (which records through it) and the readers of the team's standings
+(`reso.graphs.team.Team.standings`) alike, and what a reader was handed stays as it was read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -67,7 +72,11 @@ class StatsCache:
         self._tables: dict[str | None, StatsTable] = {}
         self._lock = threading.Lock()
         self._same_model: dict[str, tuple[int, ...]] | None = None
-        self.reloads = 0
+
+    @property
+    def agent_ids(self) -> list[str]:
+        """The agents this cache holds statistics of, in pool order."""
+        return list(self._position)
 
     def _load(self, domain: str | None) -> StatsTable:
         version = self.dadb.version
@@ -80,7 +89,6 @@ class StatsCache:
                 visits[position] = stats.visits
                 reward_sum[position] = stats.reward_sum
                 cost_sum[position] = stats.cost_sum
-        self.reloads += 1
         # N counts every recorded visit, including agents no longer in the pool, as the DADB does.
         return StatsTable(visits, reward_sum, cost_sum, float(self.dadb.total_visits(domain)), version)
 
@@ -95,9 +103,8 @@ class StatsCache:
     def standings(self, models: Sequence[str]) -> Standings:
         """The overall record of every agent now, `models` giving each agent's model spec in pool order.
 
-        Reads the DADB only when it changed since the last read (see `table`). The arrays of a table this
-        cache's own `record` has not touched are never changed, so a cache that is only read (not a
-        selector's, which records through it) hands out standings that stay as they were read.
+        Reads the DADB only when it changed since the last read (see `table`). Standings handed out stay as
+        they were read, even when this cache records a visit afterwards (`record` copies).
         """
         table = self.table(None)
         with self._lock:
@@ -111,7 +118,8 @@ class StatsCache:
             return Standings(table, self._position, self._same_model)
 
     def record(self, agent_id: str, reward: float, cost_usd: float, tokens: int, domain: str | None = None) -> bool:
-        """Write one visit to the DADB and mirror it in the cached arrays without a reload."""
+        """Write one visit to the DADB and mirror it in the cached tables without a reload (as new tables:
+        the ones handed out before stay as they were)."""
         with self._lock:
             before = self.dadb.version
             written = self.dadb.record(agent_id, reward, cost_usd, tokens, domain)
@@ -123,12 +131,20 @@ class StatsCache:
             for key, table in list(self._tables.items()):
                 if not only_ours or table.version != before:
                     del self._tables[key]
-                    continue
-                if key is None or key == domain:
-                    if position is not None:
-                        table.visits[position] += 1
-                        table.reward_sum[position] += reward
-                        table.cost_sum[position] += cost_usd
-                    table.total_visits += 1
-                table.version = after
+                elif key is None or key == domain:
+                    self._tables[key] = _with_visit(table, position, reward, cost_usd, after)
+                else:
+                    self._tables[key] = dataclasses.replace(table, version=after)
             return True
+
+
+def _with_visit(table: StatsTable, position: int | None, reward: float, cost_usd: float,
+                version: tuple[int, int]) -> StatsTable:
+    """A copy of `table` with one more visit (of the agent at `position`, when it is in the pool)."""
+    visits, reward_sum, cost_sum = table.visits, table.reward_sum, table.cost_sum
+    if position is not None:
+        visits, reward_sum, cost_sum = visits.copy(), reward_sum.copy(), cost_sum.copy()
+        visits[position] += 1
+        reward_sum[position] += reward
+        cost_sum[position] += cost_usd
+    return StatsTable(visits, reward_sum, cost_sum, table.total_visits + 1, version)

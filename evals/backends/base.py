@@ -42,7 +42,7 @@ class Backend(Protocol):
 
     def solver(self, config: EvalConfig, context: RunContext) -> Solver:
         """The solver of the run `config` describes; `context` is the runner's (settings with the method's
-        overrides, the adapted team, the run budget, the learn-once service)."""
+        overrides, the adapted team, the run budget, the learner)."""
         ...
 
 

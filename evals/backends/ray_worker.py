@@ -3,7 +3,7 @@
 `SolveWorker` is plain Python; `reso.evals.backends.ray_backend` starts it as an async Ray actor (many questions in
 flight on its event loop). It builds its team with the run's team factory (`build_team` for the CLI: pool,
 models, index, scorer, and the DADB the settings name, which every worker and the driver share), adapts it
-to the run's method as the runner does, and answers in a run context with a learn-once service, so that
+to the run's method as the runner does, and answers in a run context whose learner learns once, so that
 its subtasks only record their rewards: the driver applies each finished question's updates, once. A
 worker restarted after a crash builds the same team again; the question it was answering is sent again.
 """
@@ -22,7 +22,7 @@ from reso.evals.datasets import Problem
 from reso.evals.methods import Method
 from reso.graphs.api import ReSo
 from reso.graphs.context import RunContext
-from reso.graphs.learning import LearnOnce
+from reso.graphs.learning import Learner
 from reso.graphs.records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
@@ -74,10 +74,10 @@ class SolveWorker:
             share_rate_limits(team, spec.limits)
         adapted = spec.method.adapt(team, seed=spec.settings.seed)
         self._budget = _run_budget(spec)
-        learn_once = LearnOnce.for_selector(adapted.selector, spec.settings)
-        # A learn-once service that this worker never applies: its subtasks only record the rewards.
+        # The run's learner, which this worker never applies: its subtasks only record the rewards.
+        learner = Learner.for_run(spec.settings, adapted.selector)
         self._reso = ReSo.in_run(RunContext(settings=spec.settings, team=adapted, budget=self._budget,
-                                            learn_once=learn_once))
+                                            learner=learner))
 
     def where(self) -> tuple[int, str]:
         """This worker's process id and Ray node id (a restarted worker has a new process)."""

@@ -21,7 +21,7 @@ from reso.evals.methods import parse_method
 from reso.evals.runner import run_eval
 from reso.graphs.api import ReSo
 from reso.graphs.context import RunContext
-from reso.graphs.learning import LearnOnce, result_updates
+from reso.graphs.learning import Learner, result_updates
 from reso.graphs.settings import ReSoSettings
 from tests.unit_tests.test_runner import _problem, _team
 
@@ -82,17 +82,18 @@ def test_a_run_that_learns_once_records_rewards_and_its_owner_applies_them_once(
     problem = _problem(0)
     team, _ = _learning_team([problem], dadb_store.open("d"))
     train = ReSoSettings(mode="train")
-    learn_once = LearnOnce.for_selector(team.selector, train)
-    assert learn_once is not None and LearnOnce.for_selector(team.selector, ReSoSettings(mode="test")) is None
-    reso = ReSo.in_run(RunContext(settings=train, team=team, learn_once=learn_once))
+    learner = Learner.for_run(train, team.selector)
+    assert learner.route == "once" and Learner.for_run(ReSoSettings(mode="test"), team.selector).route == "off"
+    reso = ReSo.in_run(RunContext(settings=train, team=team, learner=learner))
     result = reso.solve(problem.question, plan=problem.plan, references=problem.subtask_answers)
-    updates = result_updates(result.steps)
+    updates = learner.pending(result.steps)
+    assert updates is not None and updates == result_updates(result.steps)
     assert team.selector.updates == [] and team.dadb.total_visits() == 0, "nothing is written while it runs"
     assert sorted((agent, reward) for agent, reward, *_ in updates) == [
         ("calc", 1.0), ("strong", 1.0), ("strong", 1.0), ("weak", 0.0), ("weak", 1.0)]
-    assert learn_once.apply("run/p0", updates) is True and learn_once.apply("run/p0", updates) is False
+    assert learner.apply("run/p0", updates) is True and learner.apply("run/p0", updates) is False
     assert team.dadb.total_visits() == 5
-    assert learn_once.reconcile("run/", [("run/p0", updates), ("run/p1", updates)]) == 1
+    assert learner.reconcile("run/", [("run/p0", updates), ("run/p1", updates)]) == 1
     assert team.dadb.total_visits() == 10
 
 

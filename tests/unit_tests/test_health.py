@@ -4,6 +4,7 @@ engine stops selecting an agent whose endpoint always fails, even with a frozen 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
@@ -19,9 +20,19 @@ from reso.agents.selection.selector import Candidate
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.settings import ReSoSettings
-from reso.graphs.subtask import run_subtask
+from reso.graphs.subtask import ProgressWriter, Subtask
 from reso.reward.answers import extract_answer
 from tests.engine_fakes import HasValueScorer, ScriptedAnswerer, scripted_team
+
+
+@dataclass
+class _Question:
+    """A question's run as a subtask sees it (`reso.graphs.subtask.QuestionRun`), for subtasks run alone."""
+
+    run: RunContext
+    budget: Budget = field(default_factory=Budget)
+    origin: float = field(default_factory=time.monotonic)
+    write: ProgressWriter | None = None
 
 
 class Clock:
@@ -151,8 +162,7 @@ def test_the_engine_stops_selecting_an_agent_whose_endpoint_always_fails() -> No
     run_context = RunContext(settings=ReSoSettings(mode="test", k=1), team=team)
 
     def run(n: int) -> list:
-        return [asyncio.run(run_subtask(run_context, step_id=f"s{i}", instruction="Compute 2 + 3.",
-                                        depends_on=[], context=[], budget=Budget()))
+        return [asyncio.run(Subtask(id=f"s{i}", instruction="Compute 2 + 3.").run(_Question(run_context)))
                 for i in range(n)]
 
     first = run(6)

@@ -17,7 +17,7 @@ from reso.agents.selection.embeddings import load_embedder
 from reso.agents.selection.index import ProfileIndex
 from reso.agents.selection.scoring import paper_score
 from reso.agents.selection.selector import RandomSelector, UCBSelector
-from tests.selector_helpers import HASH, priced_pool, sigmoid, tiny_dadb, vector_selector
+from tests.selector_helpers import HASH, CountingDADB, priced_pool, sigmoid, tiny_dadb, vector_selector
 
 
 @pytest.fixture
@@ -128,28 +128,28 @@ def test_ties_are_broken_reproducibly_by_the_seed() -> None:
     assert picks[0] == picks[1] and sorted(picks[0]) == sorted(prices)
 
 
-def test_select_many_matches_select_and_uses_text_embeddings() -> None:
+def test_select_uses_text_embeddings() -> None:
     pool = priced_pool({"algebra": 1.0, "geometry": 1.0, "chemistry": 1.0})
     selector = UCBSelector(pool, DADB(), HASH, SelectorConfig(seed=3, k=1))
     texts = ["expert algebra equations", "expert chemistry reactions"]
-    batched = selector.select_many(texts)
-    assert [[c.agent.id for c in row] for row in batched] == [["algebra"], ["chemistry"]]
-    assert [c.agent.id for c in selector.select(texts[0])] == ["algebra"]
+    assert [[c.agent.id for c in selector.select(text)] for text in texts] == [["algebra"], ["chemistry"]]
 
 
 def test_update_writes_through_and_keeps_the_cache_without_reloading(tmp_path) -> None:
-    db = DADB(tmp_path / "db.sqlite")
+    db = CountingDADB(tmp_path / "db.sqlite")
     selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [0, 1]], db, k=2, per_domain=True)
     selector.select_vector(np.array([1.0, 0]))
     selector.select_vector(np.array([1.0, 0]), domain="math")
-    reloads = selector.stats.reloads
+    reads = db.reads
     selector.update("a", 1.0, 0.01, 100, domain="math")
     by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="math")}
-    assert selector.stats.reloads == reloads and by_id["a"]["visits"] == 1 and db.stats()["a"].visits == 1
+    assert db.reads == reads and by_id["a"]["visits"] == 1
+    assert db.stats()["a"].visits == 1
+    reads = db.reads
     other = DADB(tmp_path / "db.sqlite")
     other.record("b", 0.0, 0.0, 5, domain="chem")
     by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]))}
-    assert selector.stats.reloads == reloads + 1 and by_id["b"]["visits"] == 1
+    assert db.reads == reads + 1 and by_id["b"]["visits"] == 1
     chem = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="chem")}
     assert chem["a"]["visits"] == 0 and chem["b"]["visits"] == 1
 

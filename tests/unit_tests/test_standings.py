@@ -11,16 +11,18 @@ import pytest
 
 from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import pool_from_dict
-from reso.agents.selection.selector import Candidate
+from reso.agents.selection.selector import Candidate, UCBSelector
+from reso.agents.selection.stats_cache import StatsCache
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.escalation import FixedK
 from reso.graphs.fine_stage import run_fine_stage
 from reso.graphs.settings import ReSoSettings
-from reso.graphs.team import Team
+from reso.graphs.team import Team, build_team
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.consensus import ConsensusScorer
 from tests.engine_fakes import ScriptedAnswerer
+from tests.selector_helpers import HASH, CountingDADB
 
 SUBTASK = "Step A: how many apples?"
 
@@ -45,11 +47,11 @@ def test_standings_give_each_agent_its_reputation_and_its_models_record() -> Non
     assert standings.reputation("b") == pytest.approx((1 + 1) / (1 + 1))
     assert standings.model_record("a") == standings.model_record("b") == (2.0, 3)
     assert standings.model_record("c") == (1.0, 1)
-    assert team.reputation("c") == pytest.approx(1.0) and team.model_record("a") == (2.0, 3)
+    assert standings.reputation("c") == pytest.approx(1.0) and team.model_record("a") == (2.0, 3)
 
 
 def test_standings_are_read_again_once_the_dadb_changed_and_a_read_one_stays_as_it_was() -> None:
-    dadb = DADB(None, mode="train")
+    dadb = CountingDADB(None, mode="train")
     team = _team(dadb, ConsensusScorer())
     before = team.standings()
     assert before is not None and before.model_record("c") == (0.0, 0)
@@ -57,12 +59,46 @@ def test_standings_are_read_again_once_the_dadb_changed_and_a_read_one_stays_as_
     after = team.standings()
     assert after is not None and after.model_record("c") == (1.0, 1) and after.reputation("c") == 1.0
     assert before.model_record("c") == (0.0, 0), "standings handed out earlier do not change under the reader"
-    assert team.standings() is not None and team._stats is not None and team._stats.reloads == 2
+    assert team.standings() is not None and dadb.reads == 2, "read once, then once after the change"
 
 
 def test_without_a_dadb_there_are_no_standings() -> None:
     team = _team(None, ConsensusScorer())
-    assert team.standings() is None and team.reputation("a") is None and team.model_record("a") is None
+    assert team.standings() is None and team.model_record("a") is None
+
+
+def test_the_team_and_its_selector_share_one_statistics_cache() -> None:
+    team = build_team(ReSoSettings(mode="train", embedder="hash:64"))
+    assert isinstance(team.selector, UCBSelector) and team.selector.stats is team.stats is not None
+    agent = team.pool.ids[0]
+    before = team.standings()
+    team.selector.update(agent, 1.0, 0.0, 10)
+    after = team.standings()
+    assert before is not None and after is not None
+    assert after.model_record(agent)[1] == before.model_record(agent)[1] + 1, "the selector's write is seen"
+    assert before.reputation(agent) == 1.0 and after.reputation(agent) == 1.0
+
+
+def test_a_selectors_write_reaches_the_teams_standings_without_a_dadb_read() -> None:
+    dadb = CountingDADB(None, mode="train")
+    team = _team(dadb, ConsensusScorer())
+    assert team.stats is None
+    stats = StatsCache(dadb, team.pool.ids)
+    team = Team(pool=team.pool, models=team.models, selector=UCBSelector(team.pool, dadb, HASH, stats=stats),
+                scorer=team.scorer, dadb=dadb, stats=stats)
+    before = team.standings()
+    reads = dadb.reads
+    team.selector.update("c", 0.0, 0.0, 10)
+    after = team.standings()
+    assert before is not None and after is not None and dadb.reads == reads
+    assert after.model_record("c") == (0.0, 1) and after.reputation("c") == 0.5
+    assert before.model_record("c") == (0.0, 0), "standings handed out earlier do not change under the reader"
+
+
+def test_a_selector_refuses_a_cache_of_another_dadb() -> None:
+    team = _team(DADB(None, mode="train"), ConsensusScorer())
+    with pytest.raises(ValueError, match="another DADB"):
+        UCBSelector(team.pool, DADB(None, mode="train"), HASH, stats=StatsCache(team.dadb, team.pool.ids))
 
 
 class _Recording(Scorer):

@@ -1,0 +1,73 @@
+"""The process's team cache: one team per settings, the most recently used kept up to a documented bound,
+the least recently used forgotten first, and every DADB closed when the cache is cleared."""
+
+from __future__ import annotations
+
+import pytest
+
+from reso.agents.dadb.sqlite import DADB
+from reso.agents.pool import Pool
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import TEAMS, TEAMS_KEPT, Team, TeamCache, team_for
+
+
+class _Builds:
+    """Builds stand-in teams (only their DADB matters here) and counts the builds per settings."""
+
+    def __init__(self) -> None:
+        self.built: list[ReSoSettings] = []
+        self.dadbs: list[DADB] = []
+
+    def __call__(self, settings: ReSoSettings, pool: Pool | None) -> Team:
+        self.built.append(settings)
+        self.dadbs.append(DADB(None, mode="train"))
+        return Team(pool=Pool([]), models={}, selector=None, scorer=None, dadb=self.dadbs[-1])  # type: ignore[arg-type]
+
+
+def _settings(seed: int) -> ReSoSettings:
+    return ReSoSettings(seed=seed)
+
+
+def test_a_team_is_built_once_per_settings_while_kept() -> None:
+    builds = _Builds()
+    cache = TeamCache(2, builds)
+    first = cache.get(_settings(0))
+    assert cache.get(_settings(0)) is first and cache.get(ReSoSettings(seed=0)) is first
+    assert builds.built == [_settings(0)] and len(cache) == 1
+
+
+def test_the_least_recently_used_team_is_forgotten_past_the_bound() -> None:
+    builds = _Builds()
+    cache = TeamCache(2, builds)
+    a, _ = cache.get(_settings(0)), cache.get(_settings(1))
+    assert cache.get(_settings(0)) is a  # 0 is now the most recently used, so 1 goes first
+    cache.get(_settings(2))
+    assert len(cache) == 2 and _settings(0) in cache and _settings(1) not in cache
+    assert cache.get(_settings(0)) is a and len(builds.built) == 3
+    cache.get(_settings(1))
+    assert builds.built.count(_settings(1)) == 2, "a forgotten team is built again when asked for"
+
+
+def test_a_forgotten_team_stays_usable_and_clear_closes_the_kept_ones() -> None:
+    builds = _Builds()
+    cache = TeamCache(1, builds)
+    forgotten = cache.get(_settings(0))
+    kept = cache.get(_settings(1))
+    forgotten.dadb.record("a", 1.0, 0.0, 1)  # whoever took it may still run on it
+    assert forgotten.dadb.total_visits() == 1
+    cache.clear()
+    assert len(cache) == 0
+    with pytest.raises(Exception):
+        kept.dadb.total_visits()
+
+
+def test_a_cache_holds_at_least_one_team() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        TeamCache(0)
+
+
+def test_team_for_keeps_its_teams_in_the_bounded_process_cache() -> None:
+    assert TEAMS.size == TEAMS_KEPT
+    settings = ReSoSettings(embedder="hash:64", seed=12345)
+    team = team_for(settings)
+    assert settings in TEAMS and team_for(settings) is team
