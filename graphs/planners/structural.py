@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reso.graphs.dag import TaskDAG
 from reso.graphs.planners.base import ModelFreePlanner, PlanResult
-from reso.graphs.planners.mas_format import looks_structural, parse_mas_steps
+from reso.graphs.planners.mas_format import parse_mas_steps
 
 
 class StructuralPlanner(ModelFreePlanner):
@@ -16,11 +16,6 @@ class StructuralPlanner(ModelFreePlanner):
     """
 
     name = "structural"
-
-    @staticmethod
-    def accepts(question: str) -> bool:
-        """Whether `question` is written in the MAS format."""
-        return looks_structural(question)
 
     def plan_with_report(self, question: str) -> PlanResult:
         """The plan and its report.
