@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from reso.agents.adapters.failures import FailureKind
+from reso.agents.dadb.base import Mode
 from reso.agents.dadb.url import redact
 from reso.agents.profiles import model_name
 from reso.evals.backends.base import Backend, InProcess
@@ -112,7 +113,7 @@ def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]
         ],
         "notes": result.notes,
     }
-    if mode == "train":
+    if mode == Mode.TRAIN:
         row["crm_records"] = crm_records(problem, result)
     return row
 
@@ -190,7 +191,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
         ResultsBusyError, ResultsFormatError: The results folder is another run's, or in use.
     """
     settings = config.settings.replace(**config.method.overrides)
-    if settings.scorer_sees_reference and settings.mode == "test" and config.method.kind != "oracle":
+    if settings.scorer_sees_reference and settings.mode == Mode.TEST and config.method.kind != "oracle":
         raise MethodError(f"{config.method.name}: scorer_sees_reference hands the references to the CRM, which "
                           "only the oracle baseline may do in a test run")
     adapted = config.method.adapt(team, seed=settings.seed)
@@ -219,7 +220,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                 if (reason := budget.stop()) is not None:
                     stopped = stopped or reason
                     return
-                needs_truth = settings.mode == "train" or settings.scorer_sees_reference
+                needs_truth = settings.mode == Mode.TRAIN or settings.scorer_sees_reference
                 references = problem.step_references() if needs_truth else None
                 result = await solver.solve(problem, references)
                 if _cut_by_run_budget(result):
@@ -244,7 +245,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
         rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
     summary = summarise(config, rows, time.monotonic() - started, stopped, items=len(problems))
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    if settings.mode == "train":
+    if settings.mode == Mode.TRAIN:
         with (config.out / "crm_records.jsonl").open("w", encoding="utf-8") as handle:
             for row in rows:
                 for record in row.get("crm_records", []):

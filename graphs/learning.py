@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from reso.agents.dadb.base import AgentDatabase, Update
+from reso.agents.dadb.base import AgentDatabase, Mode, Update
 from reso.graphs.records import StepRecord
 from reso.graphs.settings import ReSoSettings
 
@@ -27,7 +27,7 @@ from reso.graphs.settings import ReSoSettings
 def learning_dadb(selector: Any) -> AgentDatabase | None:
     """The DADB `selector` learns into, or None when its updates write nothing (frozen, or no DADB)."""
     dadb = getattr(selector, "dadb", None)
-    return dadb if isinstance(dadb, AgentDatabase) and dadb.mode == "train" else None
+    return dadb if isinstance(dadb, AgentDatabase) and dadb.mode == Mode.TRAIN else None
 
 
 def result_updates(steps: Iterable[StepRecord]) -> list[Update]:
@@ -45,7 +45,7 @@ class LearnOnce:
     @classmethod
     def for_selector(cls, selector: Any, settings: ReSoSettings) -> LearnOnce | None:
         """The service for a training run whose selector learns into a DADB; None when nothing is learned."""
-        dadb = learning_dadb(selector) if settings.mode == "train" else None
+        dadb = learning_dadb(selector) if settings.mode == Mode.TRAIN else None
         return cls(dadb) if dadb is not None else None
 
     def apply(self, key: str, updates: Iterable[Update]) -> bool:

@@ -24,6 +24,7 @@ from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import TaskDAG
 from reso.graphs.records import StepJSON, StepRecord, state_steps, step_records
+from reso.graphs.settings import ContextPolicy, Schedule
 from reso.graphs.subtask import ProgressWriter, context_for, run_subtask
 from reso.reward.answers import answers_match
 
@@ -51,16 +52,17 @@ class DagRun:
 
     def visible(self, step_id: str) -> list[str]:
         """The earlier subtasks whose answers `step_id` is shown, by the context policy."""
-        policy = self.run.settings.context_policy
-        if policy == "parents":
-            return list(self.dag.parents(step_id))
-        if policy == "ancestors":
-            return list(self.dag.ancestors(step_id))
-        return self._order[: self._order.index(step_id)]
+        match self.run.settings.context_policy:
+            case ContextPolicy.PARENTS:
+                return list(self.dag.parents(step_id))
+            case ContextPolicy.ANCESTORS:
+                return list(self.dag.ancestors(step_id))
+            case ContextPolicy.ALL:
+                return self._order[: self._order.index(step_id)]
 
     def waits_for(self, step_id: str) -> list[str]:
         # Ancestors are finished once the parents are; "all" must wait for every earlier subtask.
-        if self.run.settings.context_policy == "all":
+        if self.run.settings.context_policy == ContextPolicy.ALL:
             return self.visible(step_id)
         return list(self.dag.parents(step_id))
 
@@ -82,7 +84,7 @@ class DagRun:
             self.run, step_id=step_id, instruction=node.instruction, depends_on=node.depends_on,
             context=context_for(self.visible(step_id), steps), budget=self.budget,
             reference=self.references.get(step_id), clock_origin=self.origin, write=self.write,
-            credit=self.sound_context(step_id, steps),
+            credit=self.sound_context(step_id, steps), role=self.dag.role(step_id),
         )
 
     def _start_ready(self) -> None:
@@ -124,7 +126,7 @@ class DagRun:
         # "all" waits for every earlier subtask, which LangGraph's edges (parents only) cannot express,
         # so that policy is always scheduled eagerly.
         settings = self.run.settings
-        if settings.schedule == "waves" and settings.context_policy != "all":
+        if settings.schedule == Schedule.WAVES and settings.context_policy != ContextPolicy.ALL:
             record = await self._run(step_id, self.results)
             self.results[step_id] = record
             return record

@@ -15,14 +15,16 @@ from typing import Any
 
 from reso.agents.adapters.answers import AgentAnswer
 from reso.agents.adapters.prompting import ContextAnswer, render_subtask_prompt
+from reso.agents.dadb.base import Mode
 from reso.agents.selection.selector import Candidate
 from reso.agents.selection.stats_cache import Standings
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
+from reso.graphs.dag import StepRole
 from reso.graphs.escalation import policy_for
 from reso.graphs.fine_stage import Judged, run_fine_stage
-from reso.graphs.planners.mas_format import FINAL_ID
 from reso.graphs.records import CandidateRecord, StepRecord
+from reso.graphs.settings import Integration
 from reso.reward.answers import check_answer
 from reso.reward.base import Score
 from reso.reward.peer_posterior import peer_errors
@@ -37,23 +39,17 @@ def context_for(visible: Sequence[str], steps: Mapping[str, StepRecord]) -> list
             for earlier_id in visible]
 
 
-def is_integration_step(step_id: str, depends_on: Sequence[str]) -> bool:
-    """A plan's integration step: its `final` step combining earlier answers (a one-step plan's lone `final`
-    step is the whole question, not an integration)."""
-    return step_id == FINAL_ID and bool(depends_on)
-
-
-def _select(run: RunContext, step_id: str, depends_on: Sequence[str], instruction: str, k: int) -> list[Candidate]:
+def _select(run: RunContext, role: StepRole, instruction: str, k: int) -> list[Candidate]:
     """The coarse stage, leaving out agents whose endpoint's circuit breaker is open (`team.health`);
     when that leaves nobody, everyone is eligible again. An integration step goes to the pool's exact tool
     when the settings say so, whatever the method: no comparison is then decided by who drew the tool."""
     team = run.require_team()
     unavailable = set(team.health.unavailable())
-    if run.settings.integration == "tool":
+    if run.settings.integration == Integration.TOOL:
         tools = team.integration_agents()
-        if tools and is_integration_step(step_id, depends_on):
+        if tools and role is StepRole.INTEGRATION:
             return [Candidate(tools[0], 1.0, {"integration_route": 1.0}, domain=tools[0].domain)]
-        if step_id != FINAL_ID:
+        if role is StepRole.SUB_QUESTION:
             # Integration is the tools' job then; a sub-question's slots go to agents that can answer it (a
             # one-step plan's lone step may still be a calculation).
             unavailable |= {tool.id for tool in tools}
@@ -62,11 +58,11 @@ def _select(run: RunContext, step_id: str, depends_on: Sequence[str], instructio
     return team.selector.select(instruction, k, exclude=unavailable) or team.selector.select(instruction, k)
 
 
-def _coarse_stage(run: RunContext, step_id: str, depends_on: Sequence[str], instruction: str,
+def _coarse_stage(run: RunContext, role: StepRole, instruction: str,
                   k: int) -> tuple[list[Candidate], Standings | None]:
     """The candidates (`_select`) and the agents' standings the fine stage judges them by, read together in
     one trip off the event loop: both may read the DADB."""
-    return _select(run, step_id, depends_on, instruction, k), run.require_team().standings()
+    return _select(run, role, instruction, k), run.require_team().standings()
 
 
 def _reward(answer: AgentAnswer, score: Score | None, reference: str | None) -> float:
@@ -84,7 +80,7 @@ def _learn(run: RunContext, judged: Judged, reference: str | None, credit: bool)
     refused was never made and says nothing about the agent, so it is not learned, and neither is a subtask
     whose parents' answers were wrong (`credit` False): its reference assumes right parents, so its
     candidates would be blamed for an earlier agent's mistake."""
-    if run.settings.mode != "train" or not credit:
+    if run.settings.mode != Mode.TRAIN or not credit:
         return [None] * len(judged.candidates)
     selector = run.require_team().selector
     rewards: list[float | None] = []
@@ -102,7 +98,7 @@ def _learn(run: RunContext, judged: Judged, reference: str | None, credit: bool)
 
 def _writes_rewards(run: RunContext, credit: bool) -> bool:
     """Whether `_learn` sends rewards to the selector now (training, credited, no learn-once owner)."""
-    return run.settings.mode == "train" and credit and run.learn_once is None
+    return run.settings.mode == Mode.TRAIN and credit and run.learn_once is None
 
 
 def _candidate_records(judged: Judged, rewards: Sequence[float | None]) -> list[CandidateRecord]:
@@ -133,8 +129,10 @@ async def run_subtask(
     clock_origin: float | None = None,
     write: ProgressWriter | None = None,
     credit: bool = True,
+    role: StepRole = StepRole.SUB_QUESTION,
 ) -> StepRecord:
-    """Answer one subtask with the run's team and return its record (`credit` False: learn nothing from it)."""
+    """Answer one subtask with the run's team and return its record (`credit` False: learn nothing from it;
+    `role`: what the step is to its plan, `TaskDAG.role`)."""
     settings = run.settings
     origin = clock_origin if clock_origin is not None else time.monotonic()
     started = time.monotonic() - origin
@@ -144,7 +142,7 @@ async def run_subtask(
     team = run.require_team()
     policy = team.asking or policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin,
                                        settings.escalate_to, peer_errors(team.scorer))
-    offered, standings = await asyncio.to_thread(_coarse_stage, run, step_id, depends_on, instruction,
+    offered, standings = await asyncio.to_thread(_coarse_stage, run, role, instruction,
                                                  policy.pool_size(settings.k))
     emit({"event": "candidates", "id": step_id,
           "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})

@@ -102,7 +102,7 @@ class PostgresDADB(AgentDatabase):
     """Agent statistics in a PostgreSQL database named by a `postgresql://` URL. With `create=False` the DADB's
     tables must be there already (else `DADBMissingError`): none are created."""
 
-    def __init__(self, url: str, mode: Mode = "train", *, retry_s: float = 30.0,
+    def __init__(self, url: str, mode: Mode = Mode.TRAIN, *, retry_s: float = 30.0,
                  connect_timeout_s: int = 10, create: bool = True) -> None:
         super().__init__(mode)
         self._create = create
@@ -204,7 +204,7 @@ class PostgresDADB(AgentDatabase):
 
     def record_many(self, updates: Iterable[Update]) -> int:
         rows = update_rows(updates)
-        if self._mode == "test" or not rows:
+        if self._mode is Mode.TEST or not rows:
             return 0
         with self._lock:
             self._run(lambda connection: self._upsert(connection, rows), idempotent=False)
@@ -216,7 +216,7 @@ class PostgresDADB(AgentDatabase):
         if not key:
             raise ValueError("the batch key must be a non-empty string")
         rows = update_rows(updates)
-        if self._mode == "test":
+        if self._mode is Mode.TEST:
             return False
 
         def apply(connection: psycopg.Connection) -> bool:

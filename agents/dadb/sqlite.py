@@ -99,7 +99,7 @@ class DADB(AgentDatabase):
     """Agent statistics in SQLite (a file in WAL mode, or in memory when `path` is None). With `create=False`
     only a file that exists is opened (else `DADBMissingError`): neither the file nor its folders are made."""
 
-    def __init__(self, path: str | Path | None = None, mode: Mode = "train", *, busy_timeout_s: float = 60.0,
+    def __init__(self, path: str | Path | None = None, mode: Mode = Mode.TRAIN, *, busy_timeout_s: float = 60.0,
                  create: bool = True):
         super().__init__(mode)
         self.path = Path(path) if path is not None else None
@@ -159,7 +159,7 @@ class DADB(AgentDatabase):
 
     def record_many(self, updates: Iterable[Update]) -> int:
         rows = update_rows(updates)
-        if self._mode == "test" or not rows:
+        if self._mode is Mode.TEST or not rows:
             return 0
         with self._write():
             self._conn.executemany(_UPSERT, rows)
@@ -170,7 +170,7 @@ class DADB(AgentDatabase):
         if not key:
             raise ValueError("the batch key must be a non-empty string")
         rows = update_rows(updates)
-        if self._mode == "test":
+        if self._mode is Mode.TEST:
             return False
         visits = visits_of(rows)
         with self._write():

@@ -59,6 +59,7 @@ deterministically: a frozen DADB is exploited.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,12 +69,24 @@ from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, moss
 if TYPE_CHECKING:
     from reso.agents.selection.selector import SelectorConfig
 
+
+
+class Variant(StrEnum):
+    """The coarse stage's score formula (the setting `ucb_variant`, `SelectorConfig.variant`)."""
+
+    THOMPSON = "thompson"
+    KL_UCB = "kl-ucb"
+    MOSS = "moss"
+    NORMALIZED = "normalized"
+    PAPER = "paper"
+
+
 COMPONENTS = (
     "similarity", "s_sim", "reputation", "s_rep", "cost_penalty", "base", "exploration", "gate", "score",
     "visits", "mean_cost",
 )
 BAYES_COMPONENTS = (*COMPONENTS, "posterior_mean", "belief")
-BAYES_VARIANTS = ("thompson", "kl-ucb", "moss")
+BAYES_VARIANTS = frozenset({Variant.THOMPSON, Variant.KL_UCB, Variant.MOSS})
 _VISIT_EPS = 1e-8
 _LOG_OFFSET = 1.01
 
@@ -124,7 +137,7 @@ def ucb_components(
     reputation = (np.asarray(reward_sum, dtype=np.float64) + 1.0) / (n + 1.0)
     s_rep = config.w_rep * reputation
     costs = np.asarray(cost_sum, dtype=np.float64)
-    if config.variant == "paper":
+    if config.variant == Variant.PAPER:
         mean_cost = np.divide(costs, n, out=np.zeros_like(costs), where=n > 0)
         penalty = np.log1p(mean_cost)
     else:
@@ -160,13 +173,13 @@ def bayes_components(
     c = float(config.exploration_c or 0.0)
     if c == 0:
         belief = mean
-    elif config.variant == "thompson":
+    elif config.variant == Variant.THOMPSON:
         if rng is None:
             raise ValueError("the thompson variant needs a random generator (rng) for its posterior draws")
         belief = thompson_belief(alpha, beta, rng, c)
     else:
         empirical = np.divide(rewards, n, out=np.zeros_like(n), where=n > 0)
-        if config.variant == "moss":
+        if config.variant == Variant.MOSS:
             belief = moss_index(empirical, n, float(n.mean()), c)
         else:
             belief = kl_upper_bound(empirical, n, c * float(np.log(total_visits + _LOG_OFFSET)))

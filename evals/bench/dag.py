@@ -32,6 +32,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from reso.agents.adapters.prompting import current_subtask
+from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool, pool_from_dict
 from reso.evals.synth.mas import random_dag
 
@@ -142,6 +143,7 @@ class DagBench:
         from reso.agents.selection.embeddings import load_embedder
         from reso.agents.selection.selector import SelectorConfig, UCBSelector
         from reso.graphs.api import ReSo
+        from reso.graphs.planners.base import PlannerName
         from reso.graphs.team import Team
         from reso.reward.registry import build_scorer
 
@@ -150,12 +152,12 @@ class DagBench:
                             "embedder": embedder, "dadb": "memory, train", "seed": seed}
         self.pool = bench_pool(n_agents)
         self.models = {agent.id: LatencyChatModel() for agent in self.pool}
-        dadb = DADB(None, mode="train")
+        dadb = DADB(None, mode=Mode.TRAIN)
         selector = UCBSelector(self.pool, dadb, load_embedder(embedder),
                                SelectorConfig(k=k, top_m=n_agents, seed=seed))
         self.team = Team(pool=self.pool, models=self.models, selector=selector,
                          scorer=build_scorer(scorer), dadb=dadb)
-        self.resos = {schedule: ReSo(team=self.team, k=k, mode="train", planner="given", schedule=schedule,
+        self.resos = {schedule: ReSo(team=self.team, k=k, mode=Mode.TRAIN, planner=PlannerName.GIVEN, schedule=schedule,
                                      scorer=scorer, embedder=embedder, seed=seed)
                       for schedule in SCHEDULES}
 

@@ -22,15 +22,13 @@ from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reso.agents.adapters.faults import FAULT_KINDS, FaultConfig, FaultKind, FaultyChatModel
 from reso.agents.adapters.health import Health
 from reso.agents.adapters.retry import RetryPolicy
+from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
-
-if TYPE_CHECKING:
-    from reso.graphs.settings import Mode
 
 MAX_RESUMES = 3
 
@@ -89,7 +87,7 @@ def _candidates(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out: Path, *,
-                    mode: Mode = "train", dead: bool = False, db: Path | None = None) -> dict[str, Any]:
+                    mode: Mode = Mode.TRAIN, dead: bool = False, db: Path | None = None) -> dict[str, Any]:
     """One run: every LLM model faulty at `rate`, or (`dead`) only the pool's first LLM model, failing
     every call with HTTP 500. Training runs write their DADB to `out/dadb.sqlite`; test runs read `db`."""
     import dataclasses
@@ -176,8 +174,8 @@ async def run_bench(bench: FaultBench, out: Path | None = None,
             learned = root / f"rate-{bench.rates[0]:g}" / "dadb.sqlite" if bench.rates else None
             log(f"one LLM model always failing, frozen DADB: {len(problems)} questions")
             dead = {"dadb": f"learned at fault rate {bench.rates[0]:g}" if learned else "empty",
-                    "healthy": await _run_rate(bench, 0.0, problems, root / "test-healthy", mode="test", db=learned),
-                    "dead": await _run_rate(bench, 1.0, problems, root / "test-dead", mode="test", dead=True,
+                    "healthy": await _run_rate(bench, 0.0, problems, root / "test-healthy", mode=Mode.TEST, db=learned),
+                    "dead": await _run_rate(bench, 1.0, problems, root / "test-dead", mode=Mode.TEST, dead=True,
                                             db=learned)}
     return {
         "bench": "faults",

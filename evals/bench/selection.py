@@ -37,7 +37,7 @@ from reso.agents.pool import Pool
 from reso.agents.profiles import Agent, ModelSpec
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import DEFAULT_HNSW_THRESHOLD, ProfileIndex
-from reso.agents.selection.selector import SelectorConfig, UCBSelector
+from reso.agents.selection.selector import SelectorConfig, UCBSelector, Variant
 from reso.evals.bench.paper_loop import ReleaseLoop, loop_agents, plain_loop_select
 
 DEFAULT_SIZES = (63, 1000, 10_000, 100_000)
@@ -130,7 +130,7 @@ def bench_size(
     dadb = DADB()
     stats_rows = random_stats(ids, rng)
     dadb.load_stats(stats_rows)
-    config = SelectorConfig(top_m=top_m, k=k, variant="paper", seed=seed)
+    config = SelectorConfig(top_m=top_m, k=k, variant=Variant.PAPER, seed=seed)
     selector = UCBSelector(pool, dadb, HashEmbedder(8), config, index=index)
     queries, targets = planted_queries(vectors, repeats, rng)
 
@@ -232,7 +232,7 @@ def run_bench(
         targets["100k_faiss_under_5ms"] = by_size[100_000]["faiss_ms_p50"] < 5.0
     return {
         "benchmark": "selection",
-        "dim": dim, "k": k, "top_m": top_m, "variant": "paper", "seed": seed, "faiss_search_threads": 1,
+        "dim": dim, "k": k, "top_m": top_m, "variant": Variant.PAPER, "seed": seed, "faiss_search_threads": 1,
         "faiss_build_threads": build_threads,
         "hnsw_threshold": DEFAULT_HNSW_THRESHOLD,
         "faiss_side_includes": "FAISS top-M search, DADB version check + in-memory stats gather, vectorised "

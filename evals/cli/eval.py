@@ -18,17 +18,20 @@ def default_cache_file(out: Path) -> Path:
 def dadb_target(db: str | None, out: Path, mode: str) -> str:
     """What the run's DADB is: `--db` when given; else `OUT/dadb.sqlite` for training (which creates it) or
     when it is there already (a run resumed), and in memory for a test run ('': nothing learned)."""
+    from reso.agents.dadb.base import Mode
+
     if db:
         return db
     own = out / "dadb.sqlite"
-    return str(own) if mode == "train" or own.exists() else ""
+    return str(own) if mode == Mode.TRAIN or own.exists() else ""
 
 
 def _new_dadb(db: str, mode: str) -> bool:
     """Whether this run would create its DADB (a SQLite file that training opens for the first time)."""
+    from reso.agents.dadb.base import Mode
     from reso.agents.dadb.url import is_postgres_url
 
-    return mode == "train" and bool(db) and not is_postgres_url(db) and not Path(db).exists()
+    return mode == Mode.TRAIN and bool(db) and not is_postgres_url(db) and not Path(db).exists()
 
 
 # The methods that read the DADB's records: the others answer alike whatever it learned.
@@ -106,10 +109,6 @@ def eval_command(
         typer.echo(f"error: {message}", err=True)
         return typer.Exit(code)
 
-    if mode not in ("train", "test"):
-        raise fail("--mode must be train or test")
-    if integration not in (None, "tool", "select"):
-        raise fail("--integration must be tool or select")
     if (k_max is None) != (confidence is None):
         raise fail("--k-max and --confidence go together (the adaptive fine stage needs both)")
     if out.exists() and not out.is_dir():

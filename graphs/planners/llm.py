@@ -22,7 +22,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reso.graphs.dag import PlanError, TaskDAG
-from reso.graphs.planners.base import PlanResult
+from reso.graphs.planners.base import PlannerName, PlanResult
 
 
 class PlanStep(BaseModel):
@@ -82,7 +82,7 @@ class LLMPlanner:
         max_steps: Plans with more steps count as invalid (and the model is asked for fewer).
     """
 
-    name = "llm"
+    name = PlannerName.LLM.value
 
     def __init__(self, model: BaseChatModel, *, max_retries: int = 2, max_steps: int = 20) -> None:
         if max_retries < 0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.planners.base import ModelFreePlanner, PlanResult
+from reso.graphs.planners.base import ModelFreePlanner, PlannerName, PlanResult
 from reso.graphs.planners.mas_format import parse_mas_steps
 
 
@@ -15,7 +15,7 @@ class StructuralPlanner(ModelFreePlanner):
     added to its dependencies; each such repair is listed in `PlanResult.notes` / `TaskDAG.repair_notes`.
     """
 
-    name = "structural"
+    name = PlannerName.STRUCTURAL.value
 
     def plan_with_report(self, question: str) -> PlanResult:
         """The plan and its report.
