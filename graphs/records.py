@@ -28,6 +28,8 @@ class CandidateRecord(BaseModel):
     value: str | None = Field(default=None, description="The final answer extracted from `answer`.")
     score: float | None = Field(default=None, description="The CRM's score of the answer, in [0, 1].")
     score_reason: str | None = None
+    score_failed: bool = Field(default=False, description=(
+        "The scorer could not judge the answer: `score` is the neutral value, `score_reason` says why."))
     reward: float | None = Field(default=None, description="Reward sent to the DADB (training mode).")
     domain: str | None = Field(default=None, description="The DADB domain row the reward went to.")
     selection: dict[str, float] = Field(default_factory=dict, description="Coarse-stage score components.")

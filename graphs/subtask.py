@@ -109,6 +109,7 @@ def _candidate_records(judged: Judged, rewards: Sequence[float | None]) -> list[
             answer=answer.text, value=judged.values[i],
             score=scores[i].value if i in scores else None,
             score_reason=scores[i].reason if i in scores else None,
+            score_failed=i in scores and scores[i].failed,
             reward=rewards[i], domain=candidate.domain, selection=dict(candidate.components),
             input_tokens=answer.input_tokens, output_tokens=answer.output_tokens, cost_usd=answer.cost_usd,
             latency_s=answer.latency_s, error=answer.error, failure=answer.failure, retries=answer.retries,
