@@ -35,7 +35,7 @@ from reso.evals.backends.base import Backend, InProcess
 from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem
 from reso.evals.ledger import item_key, reconcile, run_id
-from reso.evals.methods import Method, MethodError
+from reso.evals.methods import Method, MethodError, MethodKind
 from reso.evals.provenance import Provenance
 from reso.evals.reports.stats import wilson_interval
 from reso.evals.results import ResultsFile
@@ -191,7 +191,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
         ResultsBusyError, ResultsFormatError: The results folder is another run's, or in use.
     """
     settings = config.settings.replace(**config.method.overrides)
-    if settings.scorer_sees_reference and settings.mode == Mode.TEST and config.method.kind != "oracle":
+    if settings.scorer_sees_reference and settings.mode == Mode.TEST and config.method.kind is not MethodKind.ORACLE:
         raise MethodError(f"{config.method.name}: scorer_sees_reference hands the references to the CRM, which "
                           "only the oracle baseline may do in a test run")
     adapted = config.method.adapt(team, seed=settings.seed)

@@ -34,8 +34,6 @@ def _new_dadb(db: str, mode: str) -> bool:
     return mode == Mode.TRAIN and bool(db) and not is_postgres_url(db) and not Path(db).exists()
 
 
-# The methods that read the DADB's records: the others answer alike whatever it learned.
-_READS_DADB = ("reso", "vote")
 
 
 def eval_command(
@@ -98,7 +96,7 @@ def eval_command(
     from reso.agents.pool_source import plan_pool_file
     from reso.evals.cli.progress_bar import EvalProgress, resumed_rows
     from reso.evals.datasets import DatasetError, load_dataset
-    from reso.evals.methods import MethodError, parse_method
+    from reso.evals.methods import MethodError, MethodKind, parse_method
     from reso.evals.runner import EvalConfig, run_eval
     from reso.graphs.dadb_notice import untrained_dadb
     from reso.graphs.escalation import policy_for
@@ -134,7 +132,7 @@ def eval_command(
         policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin, settings.escalate_to)
         loaded = pool_file.pool or settings_pool(settings)
         parsed = parse_method(method, loaded)
-        if parsed.kind == "vote" and not parsed.agents and _new_dadb(settings.db, mode):
+        if parsed.kind is MethodKind.VOTE and not parsed.agents and _new_dadb(settings.db, mode):
             # Said before training would create the DADB, which then holds no record to choose the voters by.
             raise MethodError(f"{parsed.name} takes the {parsed.count} models with the best training record, and "
                               f"the DADB {settings.db} does not exist yet: train it first, or name the models: "
@@ -158,7 +156,7 @@ def eval_command(
             enable_response_cache(cache_path)
         else:  # the cache is process-wide: an earlier in-process run may have installed one
             disable_response_cache()
-        notice = untrained_dadb(settings, team.dadb) if parsed.kind in _READS_DADB else None
+        notice = untrained_dadb(settings, team.dadb) if parsed.kind.reads_dadb else None
         if notice is not None:
             typer.echo(notice.line, err=True)
 
