@@ -42,7 +42,7 @@ from reso.evals.results import ResultsFile
 from reso.graphs.budget import RUN_SCOPE, Budget
 from reso.graphs.context import RunContext
 from reso.graphs.learning import LearnOnce, result_updates
-from reso.graphs.records import Result
+from reso.graphs.records import Result, RunStatus
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, check_answer
@@ -149,7 +149,7 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
         "cost_per_item_usd": cost / n if n else 0.0,
         "latency_s": sum(row["latency_s"] for row in rows) / n if n else 0.0,
         "wall_s": wall_s,
-        "failed_items": sum(1 for row in rows if row["status"] != "done"),
+        "failed_items": sum(1 for row in rows if row["status"] != RunStatus.DONE),
         "scorer_failures": scorer_failures(c for row in rows for step in row["steps"] for c in step["candidates"]),
         "stopped": stopped,
         "items": items if items is not None else n,

@@ -26,7 +26,7 @@ from reso.graphs.checkpointer import checkpoint_key, checkpoint_location, open_c
 from reso.graphs.context import RunContext
 from reso.graphs.dadb_notice import UntrainedDADBWarning, untrained_dadb
 from reso.graphs.learning import LearnOnce, result_updates
-from reso.graphs.records import Result
+from reso.graphs.records import Result, RunStatus
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
 
@@ -94,7 +94,7 @@ class ReSo:
 
     async def _learn_once(self, run: RunContext, result: Result, thread_id: str) -> None:
         """Apply a finished checkpointed training run's updates, unless this thread was learned before."""
-        if self.checkpoint_path is None or run.learn_once is None or result.status == "awaiting_review":
+        if self.checkpoint_path is None or run.learn_once is None or result.status == RunStatus.AWAITING_REVIEW:
             return
         key = f"{checkpoint_key(self.checkpoint_path)}#{thread_id}"
         await asyncio.to_thread(run.learn_once.apply, key, result_updates(result.steps))
@@ -219,7 +219,7 @@ class ReSo:
     def _result(state: dict[str, Any], thread_id: str) -> Result:
         paused = bool(state.pop("__interrupt__", None))
         if paused:
-            state = {**state, "status": "awaiting_review"}
+            state = {**state, "status": RunStatus.AWAITING_REVIEW.value}
         return Result.from_state({**state, "thread_id": thread_id})
 
     def solve(self, question: str, **kwargs: Any) -> Result:

@@ -23,7 +23,7 @@ from reso.graphs.context import RunContext
 from reso.graphs.dag import StepRole
 from reso.graphs.escalation import policy_for
 from reso.graphs.fine_stage import Judged, run_fine_stage
-from reso.graphs.records import CandidateRecord, StepRecord
+from reso.graphs.records import CandidateRecord, StepRecord, StepStatus
 from reso.graphs.settings import Integration
 from reso.reward.answers import check_answer
 from reso.reward.base import Score
@@ -35,7 +35,7 @@ ProgressWriter = Callable[[dict[str, Any]], None]
 def context_for(visible: Sequence[str], steps: Mapping[str, StepRecord]) -> list[ContextAnswer]:
     """The earlier answers a subtask is shown, in the order given by `visible`."""
     return [ContextAnswer(id=earlier_id, instruction=steps[earlier_id].instruction, value=steps[earlier_id].value,
-                          answer_text=steps[earlier_id].answer, failed=steps[earlier_id].status != "done")
+                          answer_text=steps[earlier_id].answer, failed=steps[earlier_id].status != StepStatus.DONE)
             for earlier_id in visible]
 
 
@@ -158,7 +158,7 @@ async def run_subtask(
     kept = records[judged.kept] if judged.kept is not None else None
     record = StepRecord(
         id=step_id, instruction=instruction, depends_on=list(depends_on),
-        status="done" if kept is not None and kept.value is not None else "failed",
+        status=StepStatus.DONE if kept is not None and kept.value is not None else StepStatus.FAILED,
         agent=kept.agent_id if kept else None, answer=kept.answer if kept else "",
         value=kept.value if kept else None, candidates=records,
         started_s=started, finished_s=time.monotonic() - origin,

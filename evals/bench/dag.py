@@ -173,13 +173,14 @@ class DagBench:
     async def run(self, plan: Sequence[Mapping[str, Any]], schedule: str, question: int) -> QuestionTiming:
         """Solve one question on `plan` and time it against its own step durations."""
         from reso.graphs.dag import TaskDAG
+        from reso.graphs.records import RunStatus, StepStatus
 
         started = time.perf_counter()
         result = await self.resos[schedule].asolve(f"bench question {question}", plan=plan)
         wall = time.perf_counter() - started
-        if result.status != "done":
+        if result.status != RunStatus.DONE:
             failed = {step.id: step.notes or [c.error for c in step.candidates if c.error]
-                      for step in result.steps if step.status != "done"}
+                      for step in result.steps if step.status != StepStatus.DONE}
             raise RuntimeError(f"question {question} ({schedule}) ended {result.status}: {failed}")
         durations = {step.id: step.latency_s for step in result.steps}
         critical = TaskDAG.from_steps(plan).critical_path(durations)

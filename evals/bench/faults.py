@@ -29,6 +29,7 @@ from reso.agents.adapters.health import Health
 from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
+from reso.graphs.records import RunStatus
 
 MAX_RESUMES = 3
 
@@ -144,7 +145,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
         "lost": n - len(rows),
         "escaped_exceptions": len(escaped),
         "accuracy": sum(1 for row in rows if row["correct"]) / n if n else 0.0,
-        "failed_items": sum(1 for row in rows if row["status"] != "done"),
+        "failed_items": sum(1 for row in rows if row["status"] != RunStatus.DONE),
         "candidate_calls": len(candidates),
         "retry_calls": sum(int(c.get("retries", 0)) for c in candidates),
         "failed_calls": sum(1 for c in candidates if c.get("error")),

@@ -122,11 +122,12 @@ def failure_lines(result: Any) -> list[str]:
     """Why a run gave no answer, for standard error: one `error:` line with the distinct candidate errors
     (already scrubbed of keys by the agents layer), and the no-recording hint when replay agents had none."""
     from reso.agents.adapters.failures import FailureKind
+    from reso.graphs.records import RunStatus
 
     if result.answer is not None:
         return []
     errors = list(dict.fromkeys(c.error for step in result.steps for c in step.candidates if c.error))
-    if result.status == "budget_exceeded":
+    if result.status == RunStatus.BUDGET_EXCEEDED:
         lines = ["error: no answer: the question's budget ran out before a final answer"]
     elif errors:
         shown = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")

@@ -21,6 +21,7 @@ from reso.agents.adapters.release_text import LINKED_CONSTANT_RE, split_recorded
 from reso.evals.datasets import Problem
 from reso.evals.reports.compare import Run
 from reso.graphs.dag import FINAL_ID
+from reso.graphs.records import StepStatus
 
 REPLAY_PREFIX = "replay:"
 
@@ -65,7 +66,7 @@ def missed_recording(row: Mapping[str, Any], linked: Iterable[str] | None = None
     steps = {str(step["id"]): step for step in row.get("steps", [])}
     may_link = None if linked is None else set(linked)
     for step_id, step in steps.items():
-        if step_id == FINAL_ID or step.get("status") == "done":
+        if step_id == FINAL_ID or step.get("status") == StepStatus.DONE:
             continue
         if not any(recorded_failure(c) is FailureKind.NO_RECORDING for c in step.get("candidates", [])):
             continue
