@@ -8,13 +8,19 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import PurePath
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from reso.agents.adapters.faults import FaultConfig
 
-AgentKind = Literal["llm", "tool"]
+
+class AgentKind(StrEnum):
+    """Whether an agent is a language model or an exact tool (`Agent.kind`, from its provider)."""
+
+    LLM = "llm"
+    TOOL = "tool"
+
 
 SYSTEM_PROMPT_TEMPLATE = (
     "You are an expert in {role}. {profile}\n"
@@ -147,7 +153,7 @@ class Agent(BaseModel):
 
     @property
     def kind(self) -> AgentKind:
-        return "tool" if self.model.provider == Provider.TOOL else "llm"
+        return AgentKind.TOOL if self.model.provider == Provider.TOOL else AgentKind.LLM
 
     def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.price_in + output_tokens * self.price_out) / 1_000_000

@@ -45,7 +45,7 @@ from typing import Any
 
 from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
-from reso.agents.profiles import Provider
+from reso.agents.profiles import AgentKind, Provider
 from reso.evals.backends.base import Backend
 from reso.evals.benchmark_pool import MIN_RECORDED, benchmark_roster
 from reso.evals.datasets import Problem, load_dataset
@@ -318,7 +318,7 @@ def recorded_answers(pool: Pool) -> list[LabelledRecord]:
 
     wanted: dict[Path, set[str]] = {}
     for agent in pool:
-        if agent.kind != "tool" and agent.model.provider == Provider.REPLAY:
+        if agent.kind != AgentKind.TOOL and agent.model.provider == Provider.REPLAY:
             files, model = split_replay_target(agent.model.target)
             for name in files:
                 wanted.setdefault(resolve_replay_path(name), set()).add(model)

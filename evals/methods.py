@@ -29,7 +29,7 @@ from enum import StrEnum
 from typing import Any
 
 from reso.agents.pool import Pool
-from reso.agents.profiles import Agent
+from reso.agents.profiles import Agent, AgentKind
 from reso.agents.selection.selector import Candidate
 from reso.graphs.escalation import Cascade
 from reso.graphs.team import Team
@@ -150,14 +150,14 @@ def llm_agents(pool: Pool) -> list[str]:
     """One agent per distinct LLM model (its first role): the single-model baselines."""
     llm_by_model: dict[str, str] = {}
     for agent in pool:
-        if agent.kind == "llm":
+        if agent.kind == AgentKind.LLM:
             llm_by_model.setdefault(agent.model.spec, agent.id)
     return list(llm_by_model.values())
 
 
 def model_agents(pool: Pool) -> list[str]:
     """One agent per distinct LLM model, then the tool agents: the oracle's panel."""
-    return [*llm_agents(pool), *(agent.id for agent in pool if agent.kind == "tool")]
+    return [*llm_agents(pool), *(agent.id for agent in pool if agent.kind == AgentKind.TOOL)]
 
 
 def model_name(agent: Agent) -> str:
@@ -174,9 +174,9 @@ def resolve_agent(name: str, pool: Pool) -> str:
     if name in pool.ids:
         return name
     for agent in pool:
-        if agent.kind == "llm" and name in {model_name(agent), agent.model.short_name, agent.model.spec}:
+        if agent.kind == AgentKind.LLM and name in {model_name(agent), agent.model.short_name, agent.model.spec}:
             return agent.id
-    models = sorted({model_name(agent) for agent in pool if agent.kind == "llm"})
+    models = sorted({model_name(agent) for agent in pool if agent.kind == AgentKind.LLM})
     raise MethodError(f"no agent or model {name!r} in pool {pool.name!r}; models: {', '.join(models)}")
 
 

@@ -19,7 +19,7 @@ from reso.agents.adapters.health import Health
 from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool, load_pool
-from reso.agents.profiles import Agent
+from reso.agents.profiles import Agent, AgentKind
 from reso.agents.selection.selector import Selector
 from reso.agents.selection.stats_cache import Standings, StatsCache
 from reso.graphs.escalation import AskingPolicy
@@ -50,7 +50,7 @@ class Team:
 
     def integration_agents(self) -> list[Agent]:
         """The pool's exact tool agents, which answer integration steps on the same footing for every method."""
-        return [agent for agent in self.pool if agent.kind == "tool"]
+        return [agent for agent in self.pool if agent.kind == AgentKind.TOOL]
 
     def standings(self) -> Standings | None:
         """Every agent's overall record in the DADB now, None when there is no DADB. The DADB is read again

@@ -29,6 +29,7 @@ from reso.agents.adapters.health import Health
 from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
+from reso.agents.profiles import AgentKind
 from reso.graphs.records import RunStatus
 
 MAX_RESUMES = 3
@@ -69,7 +70,7 @@ def faulty_pool(pool: Pool, faults: FaultConfig | None, only: Collection[str] | 
     """`pool` with `faults` on the model of every LLM agent, or of those whose model spec is in `only`
     (tool agents are left exact)."""
     agents = [agent.model_copy(update={"model": agent.model.model_copy(update={"faults": faults})})
-              if agent.kind == "llm" and (only is None or agent.model.spec in only) else agent
+              if agent.kind == AgentKind.LLM and (only is None or agent.model.spec in only) else agent
               for agent in pool]
     return Pool(agents, name=f"{pool.name}+faults", source=pool.source)
 
@@ -107,7 +108,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     base = await asyncio.to_thread(build_team, settings)
     faults = FaultConfig(rate=rate, kinds=("server_error",) if dead else bench.kinds, seed=bench.seed,
                          retry_after_s=bench.retry_after_s, hang_s=bench.hang_s)
-    first_llm = next(agent.model for agent in base.pool if agent.kind == "llm")
+    first_llm = next(agent.model for agent in base.pool if agent.kind == AgentKind.LLM)
     dead_spec = first_llm.spec
     pool = faulty_pool(base.pool, faults, only={dead_spec} if dead else None)
     health = Health.for_pool(pool, threshold=bench.breaker_threshold, cooldown_s=bench.breaker_cooldown_s,
