@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, get_type_hints
 
 from reso.agents.dadb.base import Mode
 from reso.agents.selection.scoring import Variant
@@ -51,13 +51,6 @@ class SelectionPolicy(StrEnum):
 
     UCB = "ucb"
     RANDOM = "random"
-
-
-# The settings whose value is one of a kind's names, with that kind.
-_KINDS: dict[str, type[StrEnum]] = {
-    "planner": PlannerName, "escalate_to": EscalateTo, "integration": Integration, "selection": SelectionPolicy,
-    "ucb_variant": Variant, "mode": Mode, "context_policy": ContextPolicy, "schedule": Schedule,
-}
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -149,3 +142,10 @@ class ReSoSettings:
         if isinstance(value, ReSoSettings):
             return value
         return cls().replace(**{k: v for k, v in value.items() if v is not None})
+
+
+# The settings whose value is one of a kind's names, with that kind: read off the fields' types.
+_KINDS: dict[str, type[StrEnum]] = {
+    name: hint for name, hint in get_type_hints(ReSoSettings).items()
+    if isinstance(hint, type) and issubclass(hint, StrEnum)
+}
