@@ -49,7 +49,7 @@ from reso.agents.adapters.prices import (
     load_price_list,
     vendored_price_list,
 )
-from reso.agents.profiles import BUILTIN_ROLES, FILE_PROVIDERS, Agent, ModelSpec, Role
+from reso.agents.profiles import BUILTIN_ROLES, FILE_PROVIDERS, Agent, ModelSpec, Provider, Role
 
 
 class PoolError(ValueError):
@@ -155,7 +155,7 @@ def resolve_model_paths(model: ModelSpec, base_dir: Path | None) -> ModelSpec:
     if base_dir is None or model.provider not in FILE_PROVIDERS:
         return model
     target, sep, fragment = model.target.partition("#")
-    files = target.split(",") if model.provider == "replay" else [target]
+    files = target.split(",") if model.provider == Provider.REPLAY else [target]
     resolved = ",".join(_resolve_file(name, base_dir) for name in files)
     if resolved == target:
         return model
@@ -196,7 +196,7 @@ def _prices(model: ModelSpec, where: str, price_list: PriceList | None) -> tuple
         return 0.0, 0.0
     name = model.target.rsplit("#", 1)[-1]
     lists = [price_list] if price_list is not None else []
-    if model.provider == "replay":
+    if model.provider == Provider.REPLAY:
         lists.append(vendored_price_list())
     listed = next((found for found in (prices.get(name) for prices in lists) if found is not None), None)
     listed = listed or list_price(name)

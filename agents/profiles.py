@@ -6,14 +6,21 @@ and matches against a subtask; its system prompt is what the model is told when 
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import PurePath
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from reso.agents.adapters.faults import FaultConfig
 
-AgentKind = Literal["llm", "tool"]
+
+class AgentKind(StrEnum):
+    """Whether an agent is a language model or an exact tool (`Agent.kind`, from its provider)."""
+
+    LLM = "llm"
+    TOOL = "tool"
+
 
 SYSTEM_PROMPT_TEMPLATE = (
     "You are an expert in {role}. {profile}\n"
@@ -39,8 +46,23 @@ class Role(BaseModel):
         return self.system_prompt or SYSTEM_PROMPT_TEMPLATE.format(role=self.name, profile=self.profile)
 
 
+class Provider(StrEnum):
+    """The model providers (the part of a spec before the colon) that the code treats apart; any other name
+    is handed to LangChain's `init_chat_model` as it is."""
+
+    REPLAY = "replay"
+    """Recorded answers: `replay:FILE[,FILE…]#MODEL`."""
+    LOCAL = "local"
+    """A model run in this process: `local:PATH`."""
+    TOOL = "tool"
+    """An exact tool (`reso.agents.adapters.tools`): `tool:NAME`."""
+    OPENAI = "openai"
+    AZURE_OPENAI = "azure_openai"
+    ANTHROPIC = "anthropic"
+
+
 # Model providers whose target names files: `replay:FILE[,FILE…]#MODEL`, `local:PATH`.
-FILE_PROVIDERS = frozenset({"replay", "local"})
+FILE_PROVIDERS = frozenset({Provider.REPLAY, Provider.LOCAL})
 
 
 def model_name(spec: str) -> str:
@@ -49,9 +71,9 @@ def model_name(spec: str) -> str:
 
     It is how the CRM knows a model across machines and installs (a replay spec holds absolute paths)."""
     provider, _, target = spec.partition(":")
-    if provider == "replay":
+    if provider == Provider.REPLAY:
         return target.rsplit("#", 1)[-1]
-    if provider == "local":
+    if provider == Provider.LOCAL:
         return PurePath(target).name
     return target
 
@@ -59,9 +81,9 @@ def model_name(spec: str) -> str:
 def model_files(spec: str) -> list[str]:
     """The file names (no folders) a `replay:`/`local:` spec reads, in order; none for any other spec."""
     provider, _, target = spec.partition(":")
-    if provider == "replay":
+    if provider == Provider.REPLAY:
         return [PurePath(part).name for part in target.rsplit("#", 1)[0].split(",") if part]
-    if provider == "local":
+    if provider == Provider.LOCAL:
         return [PurePath(target).name]
     return []
 
@@ -131,7 +153,7 @@ class Agent(BaseModel):
 
     @property
     def kind(self) -> AgentKind:
-        return "tool" if self.model.provider == "tool" else "llm"
+        return AgentKind.TOOL if self.model.provider == Provider.TOOL else AgentKind.LLM
 
     def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.price_in + output_tokens * self.price_out) / 1_000_000

@@ -27,6 +27,7 @@ from reso.agents.adapters.replay_table import replay_table
 from reso.agents.defaults import default_pool_path
 from reso.agents.pool import Pool, load_pool, read_pool_document
 from reso.agents.pool_source import absolute_document
+from reso.agents.profiles import AgentKind, Provider
 from reso.evals.datasets.problem import DatasetError, Problem
 
 __all__ = ["MIN_RECORDED", "BenchmarkRoster", "asked_questions", "benchmark_roster", "recorded_shares"]
@@ -67,7 +68,7 @@ def recorded_shares(pool: Pool, asked: set[str]) -> dict[str, float]:
     held: set[str] = set()
     answered: dict[str, set[str]] = {}
     for agent in pool:
-        if agent.kind == "llm" and agent.model.provider == "replay" and agent.model.spec not in answered:
+        if agent.kind == AgentKind.LLM and agent.model.provider == Provider.REPLAY and agent.model.spec not in answered:
             files, model = split_replay_target(agent.model.target)
             in_files, answered[agent.model.spec] = _recorded_ids(files, model)
             held |= in_files
@@ -100,7 +101,7 @@ def benchmark_roster(pool_spec: str, problems: Sequence[Problem], folder: Path,
             path.unlink(missing_ok=True)
         return BenchmarkRoster(pool_spec)
     names = {agent.model.spec: agent.model.model_name for agent in pool}
-    if len(low) == len({agent.model.spec for agent in pool if agent.kind == "llm"}):
+    if len(low) == len({agent.model.spec for agent in pool if agent.kind == AgentKind.LLM}):
         raise DatasetError(f"{source}: no model of the pool records {minimum:.0%} of the questions of the "
                            "benchmark's training composites")
     # Made absolute first, so the specs read as the loaded agents' do and the file loads from its folder.

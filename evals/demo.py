@@ -43,7 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
+from reso.agents.profiles import AgentKind, Provider
 from reso.evals.backends.base import Backend
 from reso.evals.benchmark_pool import MIN_RECORDED, benchmark_roster
 from reso.evals.datasets import Problem, load_dataset
@@ -60,11 +62,12 @@ from reso.evals.demo_events import (
     RunStart,
 )
 from reso.evals.eval_config import EvalConfig
-from reso.evals.fine_stages import STAGE_LABELS, STAGES, Stage, choose_by_record, stage_changes
+from reso.evals.fine_stages import STAGE_LABELS, Stage, choose_by_record, stage_changes
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
 from reso.evals.recorded_benchmark import RecordedBenchmark
 from reso.evals.reports.report import write_run_report, write_sweep_report
 from reso.evals.runner import run_eval
+from reso.graphs.escalation import EscalateTo
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, settings_pool, team_for
 from reso.reward.records import LabelledRecord, load_records
@@ -116,7 +119,7 @@ RESO_VARIANTS: dict[str, dict[str, Any]] = {
     "cost weight 3": {"cost_weight": 3.0},
     "fixed k=2": {"k_max": None, "confidence": None},
     "whole first stage": {"peer_margin": 1.0},
-    "escalate to the most reliable": {"escalate_to": "reliable"},
+    "escalate to the most reliable": {"escalate_to": EscalateTo.RELIABLE},
 }
 
 # How progress names the two training-mode runs (the test runs go by their table labels).
@@ -228,7 +231,7 @@ def _run(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings:
                    cost_usd=sum(row["usage"]["cost_usd"] for row in done))
     progress.run_started(run)  # before the team is built: the first build (models, embedder) takes a while
     team = team or team_for(settings)
-    concurrency = config.training_concurrency if settings.mode == "train" else config.concurrency
+    concurrency = config.training_concurrency if settings.mode == Mode.TRAIN else config.concurrency
     eval_config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=run_dir,
                              settings=settings, concurrency=concurrency)
     summary = asyncio.run(run_eval(eval_config, problems, team, progress=progress.item_done,
@@ -278,13 +281,13 @@ def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings,
         stale.unlink()
     for leftover in ("results.jsonl", "crm_records.jsonl"):  # a rerun starts over, like its DADB copy
         (run_dir / leftover).unlink(missing_ok=True)
-    trained, target = DADB(out / "dadb.sqlite", mode="test"), DADB(copy, mode="train")
+    trained, target = DADB(out / "dadb.sqlite", mode=Mode.TEST), DADB(copy, mode=Mode.TRAIN)
     try:
         target.load_stats(trained.all_stats())
     finally:
         trained.close()
         target.close()
-    settings = base.replace(mode="train", db=str(copy), scorer="rule", exploration=0.0,
+    settings = base.replace(mode=Mode.TRAIN, db=str(copy), scorer="rule", exploration=0.0,
                             **{**RESO_TEST, "confidence": 1.0})
     # A team of its own, not the process's cached one: a cached team would still hold the copy it
     # learned on before, which was just replaced.
@@ -316,7 +319,7 @@ def recorded_answers(pool: Pool) -> list[LabelledRecord]:
 
     wanted: dict[Path, set[str]] = {}
     for agent in pool:
-        if agent.kind != "tool" and agent.model.provider == "replay":
+        if agent.kind != AgentKind.TOOL and agent.model.provider == Provider.REPLAY:
             files, model = split_replay_target(agent.model.target)
             for name in files:
                 wanted.setdefault(resolve_replay_path(name), set()).add(model)
@@ -402,7 +405,7 @@ def _folder(method: str) -> str:
     return "test-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in method)
 
 
-def crm_runs(config: DemoConfig, stage: Stage = "adaptive",
+def crm_runs(config: DemoConfig, stage: Stage = Stage.ADAPTIVE,
              stages: Mapping[Stage, dict[str, Any]] | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
     """The test runs that use the fitted CRM, in the order they run: (label, method, run folder, changes to
     ReSo's test settings, which use the fine stage `stage`); then ReSo with each other fine stage (`stages`:
@@ -412,21 +415,21 @@ def crm_runs(config: DemoConfig, stage: Stage = "adaptive",
     runs += [(f"reso ({label})", "reso", _folder(f"reso {label}"), changes)
              for label, changes in config.reso_variants.items()]
     runs += [(f"reso ({STAGE_LABELS[other]})", "reso", _folder(f"reso {STAGE_LABELS[other]}"),
-              (stages or {}).get(other, {})) for other in STAGES if other != stage]
+              (stages or {}).get(other, {})) for other in Stage if other != stage]
     return [*runs, ("random", "random", _folder("random"), {})]
 
 
 def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Sequence[Problem],
-              baselines: Sequence[str], stage: Stage = "adaptive") -> list[PlannedRun]:
+              baselines: Sequence[str], stage: Stage = Stage.ADAPTIVE) -> list[PlannedRun]:
     """Every run of a benchmark in the order it runs, each with the items its folder holds already."""
     def planned(folder: str, label: str, mode: str, problems: Sequence[Problem]) -> PlannedRun:
         return PlannedRun(folder, label, mode, len(problems), len(resumed(out / folder, problems)))
 
-    runs = [planned("train-reso", TRAINING_RUN, "train", train)]
-    runs += [planned(_folder(method), method, "test", test) for method in baselines]
+    runs = [planned("train-reso", TRAINING_RUN, Mode.TRAIN, train)]
+    runs += [planned(_folder(method), method, Mode.TEST, test) for method in baselines]
     if config.crm == "staged":  # the pass starts over every time
-        runs.append(PlannedRun("train-staged", STAGED_PASS, "train", len(train)))
-    return runs + [planned(folder, label, "test", test) for label, _, folder, _ in crm_runs(config, stage)]
+        runs.append(PlannedRun("train-staged", STAGED_PASS, Mode.TRAIN, len(train)))
+    return runs + [planned(folder, label, Mode.TEST, test) for label, _, folder, _ in crm_runs(config, stage)]
 
 
 def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],
@@ -477,13 +480,13 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress.plan(title, plan_runs(config, out, train_problems, test_problems,
                                    [*(f"single:{agent}" for agent in models), *guess]))
     progress.start_stage(title, TRAINING)
-    train_settings = base.replace(mode="train", scorer=config.training_scorer, k=config.training_k,
+    train_settings = base.replace(mode=Mode.TRAIN, scorer=config.training_scorer, k=config.training_k,
                                   cost_weight=config.training_cost_weight,
                                   exploration=config.training_exploration)
     _run(config, train_set, "reso", out / "train-reso", train_settings, train_problems, progress, title,
          label=TRAINING_RUN)
 
-    without_crm = base.replace(mode="test", scorer="consensus", **RESO_TEST)
+    without_crm = base.replace(mode=Mode.TEST, scorer="consensus", **RESO_TEST)
     team = team_for(without_crm)
     singles = [f"single:{agent}" for agent in llm_agents(team.pool)]
     others = ["oracle", *recorded_baselines(team, progress.note)]
@@ -500,13 +503,13 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress.start_stage(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, world)
     progress.note(f"CRM fitted on the training split: {scorer}")
-    adaptive = base.replace(mode="test", scorer=scorer, **RESO_TEST)
+    adaptive = base.replace(mode=Mode.TEST, scorer=scorer, **RESO_TEST)
     answers = training_answers(config, team.pool)
     run_records = load_records(out / "train-reso" / "crm_records.jsonl")
     stage = choose_stage(config, adaptive, team, train_set, train_problems, answers, run_records, out, progress)
     stages = stage_changes(scorer, answers or run_records, out, int(RESO_TEST["k_max"]))
     test = adaptive.replace(**stages[stage])
-    if stage != "adaptive":  # the plan guessed the adaptive stage: its rows change names
+    if stage != Stage.ADAPTIVE:  # the plan guessed the adaptive stage: its rows change names
         progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
     runs = [(label, method, folder, test.replace(**changes) if changes else test)
             for label, method, folder, changes in crm_runs(config, stage, stages)]

@@ -18,29 +18,37 @@ choice gained or cost.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from reso.evals.methods import MethodError, best_recorded
-from reso.graphs.escalation import PEER_MARGIN
+from reso.graphs.escalation import PEER_MARGIN, EscalateTo
 from reso.graphs.team import Team
 from reso.reward.records import LabelledRecord
 from reso.reward.reliability_vote import record_reliability
 
-Stage = Literal["adaptive", "peer", "peer on records"]
-STAGES: tuple[Stage, ...] = ("adaptive", "peer", "peer on records")
+
+class Stage(StrEnum):
+    """A fine stage the main job compares (see the module docstring); iterated in this order."""
+
+    ADAPTIVE = "adaptive"
+    PEER = "peer"
+    PEER_ON_RECORDS = "peer on records"
+
+
 # What a lone answer is worth by its model's record alone: the reliability vote scores one answer so.
 RECORDS_ONLY = "reliability"
 
 
 # How the tables name a ReSo row run with each stage.
-STAGE_LABELS: dict[Stage, str] = {"adaptive": "adaptive stage", "peer": "peer stage",
-                                  "peer on records": "peer stage on records"}
+STAGE_LABELS: dict[Stage, str] = {Stage.ADAPTIVE: "adaptive stage", Stage.PEER: "peer stage",
+                                  Stage.PEER_ON_RECORDS: "peer stage on records"}
 
 
 def peer_settings(peer_scorer: str, k_max: int) -> dict[str, Any]:
     """The test settings that make a ReSo run use a peer stage (`k_max`: the adaptive stage's)."""
-    return {"scorer": peer_scorer, "escalate_to": "diverse", "k_max": k_max + 1}
+    return {"scorer": peer_scorer, "escalate_to": EscalateTo.DIVERSE, "k_max": k_max + 1}
 
 
 def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path, k_max: int) -> dict[Stage, dict[str, Any]]:
@@ -54,9 +62,9 @@ def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path, k_m
     on_crm, on_records = folder / "crm-peer", folder / "crm-peer-records"
     save_peer_posterior(on_crm, crm, errors)
     save_peer_posterior(on_records, RECORDS_ONLY, errors)
-    return {"adaptive": {"scorer": crm, "escalate_to": "ranked", "k_max": k_max},
-            "peer": peer_settings(f"peer:{on_crm}", k_max),
-            "peer on records": peer_settings(f"peer:{on_records}", k_max)}
+    return {Stage.ADAPTIVE: {"scorer": crm, "escalate_to": EscalateTo.RANKED, "k_max": k_max},
+            Stage.PEER: peer_settings(f"peer:{on_crm}", k_max),
+            Stage.PEER_ON_RECORDS: peer_settings(f"peer:{on_records}", k_max)}
 
 
 def choose_by_record(team: Team) -> tuple[Stage, str]:
@@ -64,12 +72,12 @@ def choose_by_record(team: Team) -> tuple[Stage, str]:
     try:
         first, second = best_recorded(team, 2)
     except MethodError:
-        return "adaptive", "fewer than two models with a training record: the adaptive stage"
+        return Stage.ADAPTIVE, "fewer than two models with a training record: the adaptive stage"
     records = [record_reliability(*(team.model_record(agent) or (0.0, 0))) for agent in (first, second)]
     gap = records[0] - records[1]
     names = [team.agent(agent).model.model_name for agent in (first, second)]
     why = (f"the two best training records, {names[0]} {records[0]:.2f} and {names[1]} {records[1]:.2f}, are "
            f"{gap:.2f} apart")
     if gap <= PEER_MARGIN:
-        return "peer", f"{why}: peers, the peer stage"
-    return "adaptive", f"{why}: one model ahead, the adaptive stage"
+        return Stage.PEER, f"{why}: peers, the peer stage"
+    return Stage.ADAPTIVE, f"{why}: one model ahead, the adaptive stage"

@@ -2,7 +2,7 @@
 of one model, a majority vote of several models, a cheap-then-strong cascade, and the oracle.
 
 Every method runs through the same graph; a method only changes settings and, for the baselines, pins
-which agents answer and how many. Integration steps (a plan's `final` step) go to the pool's exact tool for
+which agents answer and how many. Integration steps (`TaskDAG.role`) go to the pool's exact tool for
 every method when the pool has one (`ReSoSettings.integration`), so a comparison is decided by the
 sub-questions alone.
 
@@ -25,10 +25,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from reso.agents.pool import Pool
-from reso.agents.profiles import Agent
+from reso.agents.profiles import Agent, AgentKind
 from reso.agents.selection.selector import Candidate
 from reso.graphs.escalation import Cascade
 from reso.graphs.team import Team
@@ -38,6 +39,23 @@ from reso.reward.reliability_vote import record_reliability
 from reso.reward.rule import RuleScorer
 
 ORACLE_LABEL = "oracle (uses labels)"
+
+
+class MethodKind(StrEnum):
+    """What a method is (the part of its name before the first colon; see the module docstring)."""
+
+    RESO = "reso"
+    RANDOM = "random"
+    ORACLE = "oracle"
+    SINGLE = "single"
+    COT_SC = "cot-sc"
+    VOTE = "vote"
+    CASCADE = "cascade"
+
+    @property
+    def reads_dadb(self) -> bool:
+        """Whether the method's answers depend on what the DADB learned (the others answer alike whatever)."""
+        return self in (MethodKind.RESO, MethodKind.VOTE)
 
 
 class MethodError(ValueError):
@@ -67,42 +85,48 @@ class Method:
 
     name: str
     overrides: dict[str, Any] = field(default_factory=dict)
-    kind: str = "reso"
+    kind: MethodKind = MethodKind.RESO
     agents: tuple[str, ...] = ()
     count: int = 0
     shown: str = ""  # the label, where it differs from the name (one model's runs go by the model)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", MethodKind(self.kind))
 
     @property
     def label(self) -> str:
         """How tables and plots name the method: the oracle says that it uses the labels, and one model's
         runs name the model (`single:o1-mini`, not the agent `single:o1-mini/algebra` or a replay spec)."""
-        return ORACLE_LABEL if self.kind == "oracle" else self.shown or self.name
+        return ORACLE_LABEL if self.kind is MethodKind.ORACLE else self.shown or self.name
 
     def adapt(self, team: Team, *, seed: int = 0) -> Team:
         """The team this method runs with: ReSo's as built; the baselines swap selector, scorer and policy."""
         from reso.reward.registry import build_scorer
 
-        if self.kind == "reso":
-            return team
-        if self.kind == "random":
-            from reso.agents.selection.config import SelectorConfig
-            from reso.agents.selection.selector import RandomSelector
+        match self.kind:
+            case MethodKind.RESO:
+                return team
+            case MethodKind.RANDOM:
+                from reso.agents.selection.config import SelectorConfig
+                from reso.agents.selection.selector import RandomSelector
 
-            return dataclasses.replace(team, selector=RandomSelector(team.pool, config=SelectorConfig(seed=seed)))
-        if self.kind == "oracle":
-            selector = PinnedSelector(team.pool, model_agents(team.pool))
-            return dataclasses.replace(team, selector=selector, scorer=ExactFirstRuleScorer())
-        if self.kind == "vote":
-            agents = self.agents or best_recorded(team, self.count)
-            return dataclasses.replace(team, selector=PinnedSelector(team.pool, agents),
-                                       scorer=build_scorer("consensus"))
-        if self.kind == "cascade":
-            return dataclasses.replace(team, selector=PinnedSelector(team.pool, self.agents),
-                                       scorer=build_scorer("consensus"), asking=Cascade(cheap=len(self.agents) - 1))
-        # single and cot-sc: one model's answers. A lone answer's score decides nothing, and a learned CRM
-        # would spend most of a single-model run scoring it, so both keep by agreement.
-        selector = PinnedSelector(team.pool, list(self.agents) * max(1, self.count))
-        return dataclasses.replace(team, selector=selector, scorer=build_scorer("consensus"))
+                return dataclasses.replace(team, selector=RandomSelector(team.pool, config=SelectorConfig(seed=seed)))
+            case MethodKind.ORACLE:
+                selector = PinnedSelector(team.pool, model_agents(team.pool))
+                return dataclasses.replace(team, selector=selector, scorer=ExactFirstRuleScorer())
+            case MethodKind.VOTE:
+                agents = self.agents or best_recorded(team, self.count)
+                return dataclasses.replace(team, selector=PinnedSelector(team.pool, agents),
+                                           scorer=build_scorer("consensus"))
+            case MethodKind.CASCADE:
+                return dataclasses.replace(team, selector=PinnedSelector(team.pool, self.agents),
+                                           scorer=build_scorer("consensus"),
+                                           asking=Cascade(cheap=len(self.agents) - 1))
+            case MethodKind.SINGLE | MethodKind.COT_SC:
+                # One model's answers. A lone answer's score decides nothing, and a learned CRM would spend
+                # most of a single-model run scoring it, so both keep by agreement.
+                selector = PinnedSelector(team.pool, list(self.agents) * max(1, self.count))
+                return dataclasses.replace(team, selector=selector, scorer=build_scorer("consensus"))
 
 
 class ExactFirstRuleScorer(RuleScorer):
@@ -127,14 +151,14 @@ def llm_agents(pool: Pool) -> list[str]:
     """One agent per distinct LLM model (its first role): the single-model baselines."""
     llm_by_model: dict[str, str] = {}
     for agent in pool:
-        if agent.kind == "llm":
+        if agent.kind == AgentKind.LLM:
             llm_by_model.setdefault(agent.model.spec, agent.id)
     return list(llm_by_model.values())
 
 
 def model_agents(pool: Pool) -> list[str]:
     """One agent per distinct LLM model, then the tool agents: the oracle's panel."""
-    return [*llm_agents(pool), *(agent.id for agent in pool if agent.kind == "tool")]
+    return [*llm_agents(pool), *(agent.id for agent in pool if agent.kind == AgentKind.TOOL)]
 
 
 def model_name(agent: Agent) -> str:
@@ -151,9 +175,9 @@ def resolve_agent(name: str, pool: Pool) -> str:
     if name in pool.ids:
         return name
     for agent in pool:
-        if agent.kind == "llm" and name in {model_name(agent), agent.model.short_name, agent.model.spec}:
+        if agent.kind == AgentKind.LLM and name in {model_name(agent), agent.model.short_name, agent.model.spec}:
             return agent.id
-    models = sorted({model_name(agent) for agent in pool if agent.kind == "llm"})
+    models = sorted({model_name(agent) for agent in pool if agent.kind == AgentKind.LLM})
     raise MethodError(f"no agent or model {name!r} in pool {pool.name!r}; models: {', '.join(models)}")
 
 
@@ -178,43 +202,49 @@ def best_recorded(team: Team, count: int) -> list[str]:
     return ranked[:count]
 
 
+UNKNOWN_METHOD = ("unknown method {text!r}: use reso, random, oracle, single:MODEL, cot-sc:MODEL:N, vote:K, "
+                  "vote:A,B,C or cascade:A,B>C")
+
+
 def parse_method(text: str, pool: Pool) -> Method:
     """`reso`, `random`, `oracle`, `single:MODEL`, `cot-sc:MODEL:N`, `vote:K`, `vote:A,B,…` or
     `cascade:A,B>C` (MODEL: an agent id or a model name)."""
     name, _, rest = text.partition(":")
-    if name == "reso" and not rest:
-        return Method("reso")
-    if name == "random" and not rest:
-        return Method("random", {"k_max": None}, kind="random")
-    if name == "oracle" and not rest:
-        return Method("oracle", {"scorer_sees_reference": True, "k": len(model_agents(pool)), "k_max": None},
-                      kind="oracle")
-    if name == "single" and rest:
+    if name not in set(MethodKind):
+        raise MethodError(UNKNOWN_METHOD.format(text=text))
+    kind = MethodKind(name)
+    if kind is MethodKind.RESO and not rest:
+        return Method(kind.value)
+    if kind is MethodKind.RANDOM and not rest:
+        return Method(kind.value, {"k_max": None}, kind=kind)
+    if kind is MethodKind.ORACLE and not rest:
+        return Method(kind.value, {"scorer_sees_reference": True, "k": len(model_agents(pool)), "k_max": None},
+                      kind=kind)
+    if kind is MethodKind.SINGLE and rest:
         agent = resolve_agent(rest, pool)
-        return Method(text, {"k": 1, "k_max": None}, kind="single", agents=(agent,),
+        return Method(text, {"k": 1, "k_max": None}, kind=kind, agents=(agent,),
                       shown=f"single:{model_name(pool.get(agent))}")
-    if name == "cot-sc" and rest:
+    if kind is MethodKind.COT_SC and rest:
         model, _, count = rest.rpartition(":")
         if not model or not count.isdigit() or int(count) < 1:
             raise MethodError(f"method {text!r}: expected cot-sc:MODEL:N with N ≥ 1")
         agent = resolve_agent(model, pool)
-        return Method(text, {"k": int(count), "k_max": None}, kind="cot-sc", agents=(agent,), count=int(count),
+        return Method(text, {"k": int(count), "k_max": None}, kind=kind, agents=(agent,), count=int(count),
                       shown=f"cot-sc:{model_name(pool.get(agent))}:{count}")
-    if name == "vote" and rest:
+    if kind is MethodKind.VOTE and rest:
         if rest.isdigit():
             if int(rest) < 2:
                 raise MethodError(f"method {text!r}: a vote needs K ≥ 2 models")
-            return Method(text, {"k": int(rest), "k_max": None}, kind="vote", count=int(rest))
+            return Method(text, {"k": int(rest), "k_max": None}, kind=kind, count=int(rest))
         agents = tuple(resolve_agent(part.strip(), pool) for part in rest.split(","))
         if len(agents) < 2:
             raise MethodError(f"method {text!r}: a vote needs at least two models")
-        return Method(text, {"k": len(agents), "k_max": None}, kind="vote", agents=agents, count=len(agents))
-    if name == "cascade" and rest:
+        return Method(text, {"k": len(agents), "k_max": None}, kind=kind, agents=agents, count=len(agents))
+    if kind is MethodKind.CASCADE and rest:
         cheap, sep, strong = rest.partition(">")
         cheap_names = [part.strip() for part in cheap.split(",") if part.strip()]
         if not sep or not cheap_names or not strong.strip() or ">" in strong:
             raise MethodError(f"method {text!r}: expected cascade:A,B>C (cheap models, then the strong one)")
         agents = tuple(resolve_agent(part, pool) for part in [*cheap_names, strong.strip()])
-        return Method(text, {"k": len(cheap_names), "k_max": None}, kind="cascade", agents=agents)
-    raise MethodError(f"unknown method {text!r}: use reso, random, oracle, single:MODEL, cot-sc:MODEL:N, "
-                      "vote:K, vote:A,B,C or cascade:A,B>C")
+        return Method(text, {"k": len(cheap_names), "k_max": None}, kind=kind, agents=agents)
+    raise MethodError(UNKNOWN_METHOD.format(text=text))

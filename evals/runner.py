@@ -25,6 +25,7 @@ from importlib import metadata
 from typing import Any
 
 from reso.agents.adapters.failures import FailureKind
+from reso.agents.dadb.base import Mode
 from reso.agents.dadb.url import redact
 from reso.agents.profiles import model_name
 from reso.evals.backends.base import Backend, InProcess
@@ -32,14 +33,14 @@ from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig
 from reso.evals.ledger import item_key, reconcile, run_id
-from reso.evals.methods import MethodError
+from reso.evals.methods import MethodError, MethodKind
 from reso.evals.provenance import Provenance
 from reso.evals.reports.stats import wilson_interval
 from reso.evals.results import ResultsFile
 from reso.graphs.budget import RUN_SCOPE, Budget
 from reso.graphs.context import RunContext
 from reso.graphs.learning import Learner
-from reso.graphs.records import Result
+from reso.graphs.records import Result, RunStatus
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, check_answer
 from reso.reward.base import scorer_failures
@@ -93,7 +94,7 @@ def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]
         ],
         "notes": result.notes,
     }
-    if mode == "train":
+    if mode == Mode.TRAIN:
         row["crm_records"] = crm_records(problem, result)
     return row
 
@@ -129,7 +130,7 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
         "cost_per_item_usd": cost / n if n else 0.0,
         "latency_s": sum(row["latency_s"] for row in rows) / n if n else 0.0,
         "wall_s": wall_s,
-        "failed_items": sum(1 for row in rows if row["status"] != "done"),
+        "failed_items": sum(1 for row in rows if row["status"] != RunStatus.DONE),
         "scorer_failures": scorer_failures(c for row in rows for step in row["steps"] for c in step["candidates"]),
         "stopped": stopped,
         "items": items if items is not None else n,
@@ -171,7 +172,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
         ResultsBusyError, ResultsFormatError: The results folder is another run's, or in use.
     """
     settings = config.settings.replace(**config.method.overrides)
-    if settings.scorer_sees_reference and settings.mode == "test" and config.method.kind != "oracle":
+    if settings.scorer_sees_reference and settings.mode == Mode.TEST and config.method.kind is not MethodKind.ORACLE:
         raise MethodError(f"{config.method.name}: scorer_sees_reference hands the references to the CRM, which "
                           "only the oracle baseline may do in a test run")
     adapted = config.method.adapt(team, seed=settings.seed)
@@ -199,7 +200,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                 if (reason := budget.stop()) is not None:
                     stopped = stopped or reason
                     return
-                needs_truth = settings.mode == "train" or settings.scorer_sees_reference
+                needs_truth = settings.mode == Mode.TRAIN or settings.scorer_sees_reference
                 references = problem.step_references() if needs_truth else None
                 result = await solver.solve(problem, references)
                 if _cut_by_run_budget(result):
@@ -224,7 +225,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
         rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
     summary = summarise(config, rows, time.monotonic() - started, stopped, items=len(problems))
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    if settings.mode == "train":
+    if settings.mode == Mode.TRAIN:
         with (config.out / "crm_records.jsonl").open("w", encoding="utf-8") as handle:
             for row in rows:
                 for record in row.get("crm_records", []):

@@ -22,7 +22,7 @@ from pathlib import Path
 from reso.agents.adapters.release_text import split_recorded
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig
-from reso.evals.fine_stages import STAGES, Stage, stage_changes
+from reso.evals.fine_stages import Stage, stage_changes
 from reso.evals.methods import parse_method
 from reso.evals.reports.recordings import original_questions
 from reso.evals.runner import run_eval
@@ -111,10 +111,10 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
     calibration.save(out / "crm-calibrated")
     changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", kept, out, int(test.k_max or test.k))
     scores: dict[str, tuple[float, float]] = {}
-    for stage in STAGES:
+    for stage in Stage:
         scores[stage] = _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
                                    concurrency)
-    best = max(STAGES, key=lambda stage: (scores[stage][0], -scores[stage][1]))
+    best = max(Stage, key=lambda stage: (scores[stage][0], -scores[stage][1]))
     choice = StageChoice(best, len(part), scores)
     (out / "choice.json").write_text(json.dumps({**asdict(choice), "why": choice.why}, indent=2), encoding="utf-8")
     return choice

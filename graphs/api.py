@@ -25,10 +25,10 @@ from reso.graphs.background_loop import SYNC_LOOP
 from reso.graphs.checkpointer import checkpoint_key, checkpoint_location, open_checkpointer
 from reso.graphs.context import RunContext
 from reso.graphs.dadb_notice import UntrainedDADBWarning, untrained_dadb
-from reso.graphs.learning import Learner
-from reso.graphs.records import Result
+from reso.graphs.records import Result, RunStatus
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
+
 
 @dataclasses.dataclass(frozen=True)
 class SavedRun:
@@ -92,7 +92,7 @@ class ReSo:
     async def _learn_once(self, run: RunContext, result: Result, thread_id: str) -> None:
         """Apply a finished checkpointed run's pending updates (`Learner.pending`), unless this thread was
         learned before; without a checkpoint, whoever handed in the run context owns its learning."""
-        if self.checkpoint_path is None or result.status == "awaiting_review":
+        if self.checkpoint_path is None or result.status == RunStatus.AWAITING_REVIEW:
             return
         updates = run.learner.pending(result.steps)
         if updates is not None:
@@ -219,7 +219,7 @@ class ReSo:
     def _result(state: dict[str, Any], thread_id: str) -> Result:
         paused = bool(state.pop("__interrupt__", None))
         if paused:
-            state = {**state, "status": "awaiting_review"}
+            state = {**state, "status": RunStatus.AWAITING_REVIEW.value}
         return Result.from_state({**state, "thread_id": thread_id})
 
     def solve(self, question: str, **kwargs: Any) -> Result:

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from reso.agents.adapters.failures import FailureKind
-from reso.agents.profiles import Agent
+from reso.agents.profiles import Agent, AgentKind
 
 # A rough characters-per-token ratio for English prompts, used only to estimate a call's input cost
 # before it is made; the real counts come back with the answer.
@@ -54,7 +54,7 @@ class Budget:
     def refusal(self, agent: Agent, prompt: str) -> Refusal | None:
         """Why a call of `agent` on `prompt` may not be made now, or None when it may."""
         # Exact tools read the prompt without spending tokens.
-        estimated_in = 0 if agent.kind == "tool" else len(prompt) // CHARS_PER_TOKEN
+        estimated_in = 0 if agent.kind == AgentKind.TOOL else len(prompt) // CHARS_PER_TOKEN
         reason = self.exhausted(extra_tokens=estimated_in, extra_usd=agent.cost_usd(estimated_in, 0))
         if reason is not None:
             kind = FailureKind.RUN_BUDGET_EXCEEDED if self.scope == RUN_SCOPE else FailureKind.BUDGET_EXCEEDED

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from reso.agents.dadb.base import AgentDatabase
+from reso.agents.dadb.base import AgentDatabase, Mode
 from reso.agents.dadb.url import redact
 from reso.graphs.settings import ReSoSettings
 
@@ -35,7 +35,7 @@ class UntrainedDADB:
 def untrained_dadb(settings: ReSoSettings, dadb: AgentDatabase | None) -> UntrainedDADB | None:
     """The notice for a test-mode run on `dadb` (the DADB of the team built for `settings`) when it holds no
     training record; None in training mode, without a DADB, or when it has learned something."""
-    if settings.mode != "test" or dadb is None or dadb.total_visits() > 0:
+    if settings.mode != Mode.TEST or dadb is None or dadb.total_visits() > 0:
         return None
     if settings.db:
         return UntrainedDADB("warning", f"DADB {redact(settings.db)} has learned nothing (no training record): "

@@ -5,6 +5,11 @@ exactly one final step (the step no other step depends on). Plans from a model a
 `TaskDAG.from_steps` repairs what has a single sensible reading (see `repair_plan`) and rejects the rest
 with a `PlanError` naming the step.
 
+The final step of a plan of several steps combines earlier answers: it is the plan's integration step
+(`TaskDAG.role`, `StepRole.INTEGRATION`) whatever its id, so a plan whose final step is not called `final`
+(`FINAL_ID`, the MAS format's id) has it answered as one all the same. A one-step plan's lone step is the
+whole question, not an integration.
+
 Several unused steps ("sinks"): the strict model rejects them; `repair_plan` keeps the last of them in list
 order as the final step and makes it depend on the others, so no computed answer is silently dropped.
 Joining sinks can never close a cycle, because the step that gains dependencies has no dependants.
@@ -20,9 +25,24 @@ import graphlib
 import heapq
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+FINAL_ID = "final"
+"""The id the MAS text format, the datasets and the one-step plan give the final step (other plans may not)."""
+
+
+class StepRole(StrEnum):
+    """What a step is to its plan (`TaskDAG.role`)."""
+
+    SUB_QUESTION = "sub-question"
+    """Answers part of the question, for later steps."""
+    INTEGRATION = "integration"
+    """The final step of a plan of several: combines earlier answers into the question's."""
+    WHOLE_QUESTION = "whole question"
+    """A one-step plan's lone step: the question itself."""
 
 
 class PlanError(ValueError):
@@ -93,7 +113,7 @@ class TaskDAG(BaseModel):
         return dag
 
     @classmethod
-    def single_step(cls, instruction: str, node_id: str = "final") -> TaskDAG:
+    def single_step(cls, instruction: str, node_id: str = FINAL_ID) -> TaskDAG:
         """The trivial plan: the whole question as one step."""
         return cls(nodes=[TaskNode(id=node_id, instruction=instruction)])
 
@@ -103,6 +123,13 @@ class TaskDAG(BaseModel):
     def final_id(self) -> str:
         """The id of the final step: the one whose answer is the question's answer."""
         return next(node.id for node in self.nodes if not self._children[node.id])
+
+    def role(self, id: str) -> StepRole:
+        """What step `id` is to this plan (see `StepRole`)."""
+        self.node(id)
+        if id != self.final_id:
+            return StepRole.SUB_QUESTION
+        return StepRole.INTEGRATION if len(self.nodes) > 1 else StepRole.WHOLE_QUESTION
 
     @property
     def ids(self) -> list[str]:

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from enum import StrEnum
+from typing import Protocol
 
 from reso.agents.selection.selector import Candidate
 from reso.reward.answers import answers_match
@@ -37,8 +38,15 @@ from reso.reward.reliability_vote import record_reliability
 
 # Asked for only when a policy needs it: reading every offered model's record costs DADB queries.
 Reliability = Callable[[], Sequence[float] | None]
-EscalateTo = Literal["ranked", "reliable", "diverse"]
-ESCALATE_TO: tuple[EscalateTo, ...] = ("ranked", "reliable", "diverse")
+
+
+class EscalateTo(StrEnum):
+    """Which candidate an adaptive escalation asks (see `Adaptive`)."""
+
+    RANKED = "ranked"
+    RELIABLE = "reliable"
+    DIVERSE = "diverse"
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +152,7 @@ class Adaptive:
     escalations: int | None = None
     """The most candidates asked after the first stage (None: only `k_max` limits them). `policy_for` sets
     it to k_max - k, so a first stage trimmed to its peers does not hand its unused places to escalation."""
-    escalate_to: EscalateTo = "ranked"
+    escalate_to: EscalateTo = EscalateTo.RANKED
     """Which candidate an escalation asks (see the class docstring)."""
     errors: PeerErrors | None = None
     """How the pool's models' mistakes go together (measured in training), for `"diverse"`; without it every
@@ -157,8 +165,8 @@ class Adaptive:
             raise ValueError(f"k_max must be >= 1, got {self.k_max}")
         if self.peer_margin < 0:
             raise ValueError(f"peer_margin must be >= 0, got {self.peer_margin}")
-        if self.escalate_to not in ESCALATE_TO:
-            raise ValueError(f"escalate_to must be one of {', '.join(ESCALATE_TO)}, got {self.escalate_to!r}")
+        if self.escalate_to not in set(EscalateTo):
+            raise ValueError(f"escalate_to must be one of {', '.join(EscalateTo)}, got {self.escalate_to!r}")
 
     def pool_size(self, k: int) -> int:
         return max(k, self.k_max, self.slate)
@@ -186,13 +194,13 @@ class Adaptive:
         if not rest:
             return []
         known = _known(candidates, reliability)
-        if self.escalate_to == "diverse":
+        if self.escalate_to == EscalateTo.DIVERSE:
             return [self._least_correlated(candidates, asked, rest, known)]
         # An agent less likely to be right than the best answer so far adds cost, not confidence.
         able = [i for i in rest if best is None or known[i] > best]
         if not able:
             return []
-        return [able[0] if self.escalate_to == "ranked" else max(able, key=lambda i: (known[i], -i))]
+        return [able[0] if self.escalate_to == EscalateTo.RANKED else max(able, key=lambda i: (known[i], -i))]
 
     def _least_correlated(self, candidates: Sequence[Candidate], asked: Sequence[Asked], rest: Sequence[int],
                           known: Sequence[float]) -> int:
@@ -248,7 +256,7 @@ class Cascade:
 
 
 def policy_for(k: int, k_max: int | None, confidence: float | None,
-               peer_margin: float = PEER_MARGIN, escalate_to: EscalateTo = "ranked",
+               peer_margin: float = PEER_MARGIN, escalate_to: EscalateTo = EscalateTo.RANKED,
                errors: PeerErrors | None = None) -> AskingPolicy:
     """The policy the settings ask for: adaptive when a confidence and a k_max are set (at most k_max - k
     escalations after a first stage of up to k), else fixed k. `errors`: the pool's pairwise error

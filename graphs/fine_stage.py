@@ -74,7 +74,7 @@ def _score_items(run: RunContext, candidates: Sequence[Candidate], answers: Sequ
             subtask=instruction, answer=answers[i].text, context=context_text, agent_id=agent.id,
             model=agent.model.model_name, reputation=standings.reputation(agent.id) if standings is not None else None,
             group=group, domain=agent.domain,
-            extra={"record": standings.model_record(agent.id) if standings is not None else None},
+            record=standings.model_record(agent.id) if standings is not None else None,
             reference=reference if run.settings.scorer_sees_reference else None))
     return items
 

@@ -23,7 +23,7 @@ from reso.graphs.compile import compile_dag
 from reso.graphs.context import RunContext
 from reso.graphs.dag import PlanError, TaskDAG
 from reso.graphs.mermaid import dag_mermaid
-from reso.graphs.records import Usage, state_steps, step_records
+from reso.graphs.records import RunStatus, StepStatus, Usage, state_steps, step_records
 from reso.graphs.run import DagRun
 from reso.graphs.state import InputState, OutputState, ReSoState
 
@@ -95,14 +95,14 @@ async def answer(state: ReSoState) -> dict[str, Any]:
     dag = state_dag(state)
     steps = step_records(state.get("steps"))
     final = steps.get(dag.final_id)
-    if final is not None and final.status == "done":
-        status = "done"
+    if final is not None and final.status == StepStatus.DONE:
+        status = RunStatus.DONE
     else:
-        status = "budget_exceeded" if state.get("budget_exceeded") else "failed"
+        status = RunStatus.BUDGET_EXCEEDED if state.get("budget_exceeded") else RunStatus.FAILED
     latency = time.time() - state.get("started_at", time.time())
     usage = Usage.of_steps(steps[step_id] for step_id in dag.ids if step_id in steps)
     return {"answer": final.value if final else None, "answer_text": final.answer if final else "",
-            "status": status, "usage": usage.to_json(), "latency_s": latency}
+            "status": status.value, "usage": usage.to_json(), "latency_s": latency}
 
 
 def build_graph(*, checkpointer: Any = None) -> CompiledStateGraph[ReSoState, RunContext, InputState, OutputState]:

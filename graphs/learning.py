@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reso.agents.dadb.base import AgentDatabase, Update
+from reso.agents.dadb.base import AgentDatabase, Mode, Update
 from reso.agents.selection.selector import Selector
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.graphs.settings import ReSoSettings
@@ -35,7 +35,7 @@ Route = Literal["off", "as_they_go", "once"]
 def learning_dadb(selector: Any) -> AgentDatabase | None:
     """The DADB `selector` learns into, or None when its updates write nothing (frozen, or no DADB)."""
     dadb = getattr(selector, "dadb", None)
-    return dadb if isinstance(dadb, AgentDatabase) and dadb.mode == "train" else None
+    return dadb if isinstance(dadb, AgentDatabase) and dadb.mode == Mode.TRAIN else None
 
 
 def candidate_updates(candidates: Iterable[CandidateRecord]) -> list[Update]:
@@ -83,7 +83,7 @@ class Learner:
     def for_run(cls, settings: ReSoSettings, selector: Any) -> Learner:
         """Learn once when the run trains a selector that learns into a DADB; else as they go (a test-mode
         run, or a selector whose updates write nothing: a random or pinned baseline)."""
-        dadb = learning_dadb(selector) if settings.mode == "train" else None
+        dadb = learning_dadb(selector) if settings.mode == Mode.TRAIN else None
         return cls("once", LearnOnce(dadb)) if dadb is not None else cls().for_mode(settings.mode)
 
     def once_where_possible(self, settings: ReSoSettings, selector: Any) -> Learner:
@@ -92,7 +92,7 @@ class Learner:
 
     def for_mode(self, mode: str) -> Learner:
         """This learner for a run in `mode`: a test-mode run learns nothing, whatever it was given."""
-        return self if mode == "train" else Learner("off")
+        return self if mode == Mode.TRAIN else Learner("off")
 
     @property
     def rewards(self) -> bool:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.records import StepRecord
+from reso.graphs.records import StepRecord, StepStatus
 
 INSTRUCTION_CHARS = 48
 """Characters of an instruction kept in its box (whitespace collapsed), the rest cut with an ellipsis."""
@@ -51,8 +51,8 @@ def mermaid_ids(dag: TaskDAG) -> dict[str, str]:
 
 
 def _outcome(record: StepRecord) -> str:
-    if record.status != "done" or record.value is None:
-        return record.status if record.status != "done" else "no value"
+    if record.status != StepStatus.DONE or record.value is None:
+        return str(record.status) if record.status != StepStatus.DONE else "no value"
     return f"{record.agent or '?'} → {shorten(record.value, VALUE_CHARS)}"
 
 

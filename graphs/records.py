@@ -9,13 +9,31 @@ saved before kept.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from reso.agents.adapters.failures import FailureKind
 
-StepStatus = Literal["done", "failed", "skipped"]
+
+class StepStatus(StrEnum):
+    """How a subtask ended."""
+
+    DONE = "done"
+    """A candidate's answer with a value was kept."""
+    FAILED = "failed"
+    """No candidate produced a usable answer (its dependants still run, told the answer is unknown)."""
+    SKIPPED = "skipped"
+
+
+class RunStatus(StrEnum):
+    """How a question's run ended (`Result.status`); graph state holds the value, plain text."""
+
+    DONE = "done"
+    FAILED = "failed"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    AWAITING_REVIEW = "awaiting_review"
 
 
 class CandidateRecord(BaseModel):
@@ -28,6 +46,8 @@ class CandidateRecord(BaseModel):
     value: str | None = Field(default=None, description="The final answer extracted from `answer`.")
     score: float | None = Field(default=None, description="The CRM's score of the answer, in [0, 1].")
     score_reason: str | None = None
+    score_failed: bool = Field(default=False, description=(
+        "The scorer could not judge the answer: `score` is the neutral value, `score_reason` says why."))
     reward: float | None = Field(default=None, description="Reward sent to the DADB (training mode).")
     domain: str | None = Field(default=None, description="The DADB domain row the reward went to.")
     selection: dict[str, float] = Field(default_factory=dict, description="Coarse-stage score components.")
@@ -43,10 +63,14 @@ class CandidateRecord(BaseModel):
 class StepRecord(BaseModel):
     """One subtask: who was asked, what each said, which answer was kept."""
 
+    # The status is validated as a `StepStatus` and kept as its text, as it always was: a record that a
+    # checkpoint holds as a model carries no enum that LangGraph's serializer would have to revive.
+    model_config = ConfigDict(use_enum_values=True)
+
     id: str
     instruction: str
     depends_on: list[str] = Field(default_factory=list)
-    status: StepStatus = "done"
+    status: StepStatus = Field(default=StepStatus.DONE, validate_default=True)
     agent: str | None = None
     answer: str = ""
     value: str | None = None
@@ -115,7 +139,7 @@ class Result(BaseModel):
     steps: list[StepRecord]
     usage: Usage
     latency_s: float
-    status: Literal["done", "failed", "budget_exceeded", "awaiting_review"] = "done"
+    status: RunStatus = RunStatus.DONE
     notes: list[str] = Field(default_factory=list)
     thread_id: str | None = Field(default=None, description="The run's thread, to resume it.")
 
@@ -135,7 +159,7 @@ class Result(BaseModel):
             steps=steps,
             usage=Usage.model_validate(state["usage"]) if state.get("usage") else Usage.of_steps(steps),
             latency_s=float(state.get("latency_s", 0.0)),
-            status=state.get("status", "done"),
+            status=state.get("status", RunStatus.DONE),
             notes=list(state.get("notes") or []),
             thread_id=state.get("thread_id"),
         )

@@ -24,6 +24,7 @@ from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import TaskDAG
 from reso.graphs.records import StepJSON, StepRecord, state_steps, step_records
+from reso.graphs.settings import ContextPolicy, Schedule
 from reso.graphs.subtask import ProgressWriter, Subtask, context_for
 from reso.reward.answers import answers_match
 
@@ -51,16 +52,17 @@ class DagRun:
 
     def visible(self, step_id: str) -> list[str]:
         """The earlier subtasks whose answers `step_id` is shown, by the context policy."""
-        policy = self.run.settings.context_policy
-        if policy == "parents":
-            return list(self.dag.parents(step_id))
-        if policy == "ancestors":
-            return list(self.dag.ancestors(step_id))
-        return self._order[: self._order.index(step_id)]
+        match self.run.settings.context_policy:
+            case ContextPolicy.PARENTS:
+                return list(self.dag.parents(step_id))
+            case ContextPolicy.ANCESTORS:
+                return list(self.dag.ancestors(step_id))
+            case ContextPolicy.ALL:
+                return self._order[: self._order.index(step_id)]
 
     def waits_for(self, step_id: str) -> list[str]:
         # Ancestors are finished once the parents are; "all" must wait for every earlier subtask.
-        if self.run.settings.context_policy == "all":
+        if self.run.settings.context_policy == ContextPolicy.ALL:
             return self.visible(step_id)
         return list(self.dag.parents(step_id))
 
@@ -81,7 +83,7 @@ class DagRun:
         node = self.dag.node(step_id)
         return Subtask(id=step_id, instruction=node.instruction, depends_on=node.depends_on,
                        context=context_for(self.visible(step_id), steps), reference=self.references.get(step_id),
-                       credit=self.sound_context(step_id, steps))
+                       credit=self.sound_context(step_id, steps), role=self.dag.role(step_id))
 
     async def _run(self, step_id: str, steps: Mapping[str, StepRecord]) -> StepRecord:
         return await self.subtask(step_id, steps).run(self)
@@ -125,7 +127,7 @@ class DagRun:
         # "all" waits for every earlier subtask, which LangGraph's edges (parents only) cannot express,
         # so that policy is always scheduled eagerly.
         settings = self.run.settings
-        if settings.schedule == "waves" and settings.context_policy != "all":
+        if settings.schedule == Schedule.WAVES and settings.context_policy != ContextPolicy.ALL:
             record = await self._run(step_id, self.results)
             self.results[step_id] = record
             return record

@@ -3,19 +3,54 @@
 Every field has a default that runs offline on the embedded pool. Environment variables are never read
 here: callers (the CLI, Studio's assistant context, the Python API) pass settings explicitly. Settings are
 frozen, so hashable: the team built for them is kept per settings object (`reso.graphs.team.team_for`).
+
+A field that takes one of a few names has a `StrEnum` type, defined once where the code that acts on it
+lives (`Mode` with the DADB, `Variant` with the scoring formulas, `PlannerName` with the planners,
+`EscalateTo` with the asking policies; the four below with the settings). Building settings turns each
+such value into its enum member, or raises a `ValueError` naming the field and the allowed values: callers
+(the CLI included) pass the text as given and check nothing themselves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any, get_type_hints
 
+from reso.agents.dadb.base import Mode
+from reso.agents.selection.config import Variant
 from reso.graphs.escalation import PEER_MARGIN, EscalateTo
+from reso.graphs.planners.base import PlannerName
 
-ContextPolicy = Literal["parents", "ancestors", "all"]
-Mode = Literal["train", "test"]
-Schedule = Literal["eager", "waves"]
+
+class ContextPolicy(StrEnum):
+    """Which earlier answers a subtask sees."""
+
+    PARENTS = "parents"
+    ANCESTORS = "ancestors"
+    ALL = "all"
+
+
+class Schedule(StrEnum):
+    """When a subtask starts: as soon as its parents finish (`eager`), or in LangGraph supersteps (`waves`)."""
+
+    EAGER = "eager"
+    WAVES = "waves"
+
+
+class Integration(StrEnum):
+    """Who answers a plan's integration step: the pool's exact tool (`tool`), or the selector (`select`)."""
+
+    TOOL = "tool"
+    SELECT = "select"
+
+
+class SelectionPolicy(StrEnum):
+    """How the coarse stage chooses candidates: ReSo's bandit over the profile index, or at random."""
+
+    UCB = "ucb"
+    RANDOM = "random"
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -23,7 +58,8 @@ class ReSoSettings:
     """How one question is planned, who may answer, how answers are judged, and the budgets."""
 
     pool: str = field(default="", metadata={"description": "Pool YAML path; empty = the embedded offline pool."})
-    planner: str = field(default="auto", metadata={"description": "auto | structural | llm | given."})
+    planner: PlannerName = field(default=PlannerName.AUTO, metadata={
+        "description": "auto | structural | llm | given."})
     planner_model: str = field(default="", metadata={"description": "Model spec for the LLM planner."})
     k: int = field(default=2, metadata={"description": "Candidates answering each subtask (the first stage, when adaptive)."})
     k_max: int | None = field(default=None, metadata={"description": (
@@ -33,21 +69,21 @@ class ReSoSettings:
     peer_margin: float = field(default=PEER_MARGIN, metadata={"description": (
         "Adaptive fine stage: of the first k, a candidate whose model's training record is more than this below "
         "the first candidate's does not answer (1: all k answer).")})
-    escalate_to: EscalateTo = field(default="ranked", metadata={"description": (
+    escalate_to: EscalateTo = field(default=EscalateTo.RANKED, metadata={"description": (
         "Adaptive fine stage: which candidate an escalation asks, among those of models not yet asked that are "
         "more likely right than the best answer so far: ranked, the first in the coarse stage's cost-aware "
         "order; reliable, the one with the best training record whatever its price; diverse (for peers, with the "
         "peer posterior CRM), among models within peer_margin of the best remaining record, the one whose "
         "mistakes go least with those already asked, even if none is more likely right.")})
-    integration: Literal["tool", "select"] = field(default="tool", metadata={"description": (
-        "tool: a plan's integration step (id 'final') goes to the pool's exact tool for every method, when the "
-        "pool has one; select: chosen like any other subtask.")})
+    integration: Integration = field(default=Integration.TOOL, metadata={"description": (
+        "tool: a plan's integration step (the final step of a plan of several, `TaskDAG.role`) goes to the "
+        "pool's exact tool for every method, when the pool has one; select: chosen like any other subtask.")})
     top_m: int = field(default=16, metadata={"description": "Agents retrieved from the profile index before UCB."})
-    selection: Literal["ucb", "random"] = field(
-        default="ucb", metadata={"description": "ucb (ReSo) or random (the paper's ablation)."}
+    selection: SelectionPolicy = field(
+        default=SelectionPolicy.UCB, metadata={"description": "ucb (ReSo) or random (the paper's ablation)."}
     )
-    ucb_variant: Literal["thompson", "kl-ucb", "moss", "normalized", "paper"] = field(
-        default="thompson",
+    ucb_variant: Variant = field(
+        default=Variant.THOMPSON,
         metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, MOSS, cost-normalised UCB "
                   "or the paper's UCB (see reso.agents.selection.scoring)."},
     )
@@ -57,7 +93,7 @@ class ReSoSettings:
         default=False,
         metadata={"description": "Hand ground truth to the scorer (the oracle baseline only; never for ReSo)."},
     )
-    mode: Mode = field(default="test", metadata={"description": "train updates the DADB; test keeps it frozen."})
+    mode: Mode = field(default=Mode.TEST, metadata={"description": "train updates the DADB; test keeps it frozen."})
     exploration: float | None = field(default=None, metadata={"description": (
         "Exploration constant of the selection policy (None: the policy's default; 1 is plain Thompson "
         "sampling; a learning-only training run may want more than routing does).")})
@@ -69,10 +105,10 @@ class ReSoSettings:
         "DADB: a SQLite file or a postgresql:// URL; empty = in memory for this process.")})
     embedder: str = field(default="minilm", metadata={"description": "Embedder spec for profiles and subtasks."})
     context_policy: ContextPolicy = field(
-        default="parents", metadata={"description": "Which earlier answers a subtask sees."}
+        default=ContextPolicy.PARENTS, metadata={"description": "Which earlier answers a subtask sees."}
     )
     schedule: Schedule = field(
-        default="eager",
+        default=Schedule.EAGER,
         metadata={"description": "eager: a subtask starts as soon as its parents finish; waves: LangGraph supersteps."},
     )
     review_plan: bool = field(default=False, metadata={"description": "Pause after planning so the plan can be edited."})
@@ -81,6 +117,15 @@ class ReSoSettings:
     max_usd: float | None = field(default=None, metadata={"description": "USD budget per question."})
     max_seconds: float | None = field(default=None, metadata={"description": "Wall-time budget per question."})
     seed: int = field(default=0, metadata={"description": "Seed for tie-breaks and random selection."})
+
+    def __post_init__(self) -> None:
+        for name, kind in _KINDS.items():
+            value = getattr(self, name)
+            try:
+                member = kind(value)
+            except ValueError:
+                raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(kind)}") from None
+            object.__setattr__(self, name, member)
 
     def replace(self, **changes: Any) -> ReSoSettings:
         known = {f.name for f in fields(self)}
@@ -97,3 +142,10 @@ class ReSoSettings:
         if isinstance(value, ReSoSettings):
             return value
         return cls().replace(**{k: v for k, v in value.items() if v is not None})
+
+
+# The settings whose value is one of a kind's names, with that kind: read off the fields' types.
+_KINDS: dict[str, type[StrEnum]] = {
+    name: hint for name, hint in get_type_hints(ReSoSettings).items()
+    if isinstance(hint, type) and issubclass(hint, StrEnum)
+}

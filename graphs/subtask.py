@@ -21,11 +21,12 @@ from reso.agents.selection.selector import Candidate
 from reso.agents.selection.stats_cache import Standings
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
+from reso.graphs.dag import StepRole
 from reso.graphs.escalation import policy_for
 from reso.graphs.fine_stage import Judged, run_fine_stage
 from reso.graphs.learning import candidate_updates
-from reso.graphs.planners.mas_format import FINAL_ID
-from reso.graphs.records import CandidateRecord, StepRecord
+from reso.graphs.records import CandidateRecord, StepRecord, StepStatus
+from reso.graphs.settings import Integration
 from reso.reward.answers import check_answer
 from reso.reward.base import Score
 from reso.reward.peer_posterior import peer_errors
@@ -36,14 +37,8 @@ ProgressWriter = Callable[[dict[str, Any]], None]
 def context_for(visible: Sequence[str], steps: Mapping[str, StepRecord]) -> list[ContextAnswer]:
     """The earlier answers a subtask is shown, in the order given by `visible`."""
     return [ContextAnswer(id=earlier_id, instruction=steps[earlier_id].instruction, value=steps[earlier_id].value,
-                          answer_text=steps[earlier_id].answer, failed=steps[earlier_id].status != "done")
+                          answer_text=steps[earlier_id].answer, failed=steps[earlier_id].status != StepStatus.DONE)
             for earlier_id in visible]
-
-
-def is_integration_step(step_id: str, depends_on: Sequence[str]) -> bool:
-    """A plan's integration step: its `final` step combining earlier answers (a one-step plan's lone `final`
-    step is the whole question, not an integration)."""
-    return step_id == FINAL_ID and bool(depends_on)
 
 
 @dataclass(frozen=True)
@@ -58,6 +53,7 @@ class Subtask:
     context: Sequence[ContextAnswer] = ()
     reference: str | None = None
     credit: bool = True
+    role: StepRole = StepRole.SUB_QUESTION
 
     async def run(self, question: QuestionRun) -> StepRecord:
         """Answer this subtask with the run's team within the question's budget; returns its record."""
@@ -85,7 +81,7 @@ class Subtask:
         kept = records[judged.kept] if judged.kept is not None else None
         record = StepRecord(
             id=self.id, instruction=self.instruction, depends_on=list(self.depends_on),
-            status="done" if kept is not None and kept.value is not None else "failed",
+            status=StepStatus.DONE if kept is not None and kept.value is not None else StepStatus.FAILED,
             agent=kept.agent_id if kept else None, answer=kept.answer if kept else "",
             value=kept.value if kept else None, candidates=records,
             started_s=started, finished_s=time.monotonic() - question.origin,
@@ -102,11 +98,11 @@ class Subtask:
         tool."""
         team = run.require_team()
         unavailable = set(team.health.unavailable())
-        if run.settings.integration == "tool":
+        if run.settings.integration == Integration.TOOL:
             tools = team.integration_agents()
-            if tools and is_integration_step(self.id, self.depends_on):
+            if tools and self.role is StepRole.INTEGRATION:
                 return [Candidate(tools[0], 1.0, {"integration_route": 1.0}, domain=tools[0].domain)]
-            if self.id != FINAL_ID:
+            if self.role is StepRole.SUB_QUESTION:
                 # Integration is the tools' job then; a sub-question's slots go to agents that can answer it
                 # (a one-step plan's lone step may still be a calculation).
                 unavailable |= {tool.id for tool in tools}
@@ -170,6 +166,7 @@ def _candidate_records(judged: Judged, rewards: Sequence[float | None]) -> list[
             answer=answer.text, value=judged.values[i],
             score=scores[i].value if i in scores else None,
             score_reason=scores[i].reason if i in scores else None,
+            score_failed=i in scores and scores[i].failed,
             reward=rewards[i], domain=candidate.domain, selection=dict(candidate.components),
             input_tokens=answer.input_tokens, output_tokens=answer.output_tokens, cost_usd=answer.cost_usd,
             latency_s=answer.latency_s, error=answer.error, failure=answer.failure, retries=answer.retries,

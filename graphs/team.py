@@ -19,12 +19,13 @@ from langchain_core.language_models import BaseChatModel
 
 from reso.agents.adapters.health import Health
 from reso.agents.adapters.retry import RetryPolicy
+from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool, load_pool
-from reso.agents.profiles import Agent
+from reso.agents.profiles import Agent, AgentKind
 from reso.agents.selection.selector import Selector
 from reso.agents.selection.stats_cache import Standings, StatsCache
 from reso.graphs.escalation import AskingPolicy
-from reso.graphs.settings import ReSoSettings
+from reso.graphs.settings import ReSoSettings, SelectionPolicy
 from reso.reward.base import Scorer
 
 
@@ -60,7 +61,7 @@ class Team:
 
     def integration_agents(self) -> list[Agent]:
         """The pool's exact tool agents, which answer integration steps on the same footing for every method."""
-        return [agent for agent in self.pool if agent.kind == "tool"]
+        return [agent for agent in self.pool if agent.kind == AgentKind.TOOL]
 
     def standings(self) -> Standings | None:
         """Every agent's overall record in the DADB now, None when there is no DADB. The DADB is read again
@@ -105,12 +106,12 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     if pool is None:
         pool = settings_pool(settings)
     # A frozen DADB learns nothing from exploring, so test mode exploits unless told otherwise.
-    exploit = settings.mode == "test" and not settings.explore_when_frozen
-    config = (SelectorConfig(k=settings.k, seed=settings.seed) if settings.selection == "random" else
+    exploit = settings.mode == Mode.TEST and not settings.explore_when_frozen
+    config = (SelectorConfig(k=settings.k, seed=settings.seed) if settings.selection == SelectionPolicy.RANDOM else
               SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.ucb_variant,
                              cost_weight=settings.cost_weight, seed=settings.seed,
                              exploration_c=0.0 if exploit else settings.exploration))
-    embedder = load_embedder(settings.embedder) if settings.selection != "random" else None
+    embedder = load_embedder(settings.embedder) if settings.selection != SelectionPolicy.RANDOM else None
     models = models_for_pool(pool)
     scorer = build_scorer(settings.scorer)
     planner_model = None

@@ -3,8 +3,8 @@
 A scorer turns a batch of candidate answers into values in [0, 1]. The batch for one subtask holds all
 k candidates, so scorers that compare candidates (consensus) see them together. A scorer that cannot
 score an item (a judge call that failed, a model that raised) says so with `failed_score`: the neutral
-value, `failed=True`, and a reason that starts with "scorer failed: ", which is how a run's records (that
-keep only the reason) count failures; a failure is never a silent 0. Scorers that can also
+value, `failed=True`, and a reason that starts with "scorer failed: " for people; a run's records carry
+the flag (`score_failed`), which is how failures are counted; a failure is never a silent 0. Scorers that can also
 judge each step of a solution (a process reward model, the step verifier) implement `StepScoring`, which
 is what ProcessBench-style evaluation asks for.
 """
@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+ModelRecord = tuple[float, int]
+"""(reward sum, visits): a model's training record in the DADB."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +33,8 @@ class ScoreItem:
     reference: str | None = None
     domain: str | None = None
     group: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    record: ModelRecord | None = None
+    """The training record of the agent's model over all its roles, when the run has one."""
 
 
 SCORER_FAILED = "scorer failed: "
@@ -52,20 +56,24 @@ def failed_score(reason: str) -> Score:
 
 
 def is_failure(reason: str | None) -> bool:
-    """Whether a recorded score reason is a scorer failure's (see `failed_score`)."""
+    """Whether a score reason is a scorer failure's (see `failed_score`): how records written before they
+    carried `score_failed` say so."""
     return reason is not None and reason.startswith(SCORER_FAILED)
 
 
 def scorer_failures(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """How many recorded candidates (dicts with `score` and `score_reason`) were scored, how many of those
-    scores failed, and the first failure's reason."""
+    """How many recorded candidates (dicts with `score`, `score_failed` and `score_reason`) were scored, how
+    many of those scores failed, and the first failure's reason."""
     scored = failed = 0
     first: str | None = None
     for candidate in candidates:
         if candidate.get("score") is None:
             continue
         scored += 1
-        if is_failure(candidate.get("score_reason")):
+        score_failed = candidate.get("score_failed")
+        if score_failed is None:  # a record written before the flag
+            score_failed = is_failure(candidate.get("score_reason"))
+        if score_failed:
             failed += 1
             first = first or candidate.get("score_reason")
     return {"failed": failed, "scored": scored, "first": first}

@@ -16,7 +16,7 @@ of reliability) with a coincidence term, written out here because no maintained 
 candidates this way. Scores are probabilities, so an adaptive fine stage can compare them with a
 confidence threshold.
 
-Each item's record comes as `ScoreItem.extra["record"] = (reward_sum, visits)`; without one, the item's
+Each item's record comes as `ScoreItem.record = (reward_sum, visits)`; without one, the item's
 `reputation` is used as `p_a`, and without either, one half.
 """
 
@@ -38,9 +38,8 @@ def record_reliability(reward_sum: float, visits: float) -> float:
 
 def reliability(item: ScoreItem) -> float:
     """The probability that the item's agent is right, clamped to [0.02, 0.98]."""
-    record = item.extra.get("record") if item.extra else None
-    if record is not None:
-        p = record_reliability(*record)
+    if item.record is not None:
+        p = record_reliability(*item.record)
     elif item.reputation is not None:
         p = float(item.reputation)
     else:

@@ -33,6 +33,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from reso.agents.profiles import Provider
+
 if TYPE_CHECKING:
     from reso.agents.profiles import ModelSpec
 
@@ -139,7 +141,7 @@ def is_local_url(base_url: str) -> bool:
     return address.is_loopback or address.is_private or address.is_link_local
 
 
-IN_PROCESS_PROVIDERS = frozenset({"local", "replay", "tool"})
+IN_PROCESS_PROVIDERS = frozenset({Provider.LOCAL, Provider.REPLAY, Provider.TOOL})
 
 
 def endpoint_key(model: ModelSpec) -> str:

@@ -25,7 +25,7 @@ import hashlib
 import threading
 import time
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -34,7 +34,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 FaultKind = Literal["timeout", "rate_limit", "server_error", "empty", "no_answer", "garbage"]
-FAULT_KINDS: tuple[FaultKind, ...] = ("timeout", "rate_limit", "server_error", "empty", "no_answer", "garbage")
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
 TRANSPORT_FAULTS = frozenset({"timeout", "rate_limit", "server_error"})
 
 NO_ANSWER_TEXT = (

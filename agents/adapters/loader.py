@@ -37,7 +37,7 @@ from pydantic import SecretStr
 from reso.agents.adapters.endpoints import MAX_CONCURRENCY_PARAM, check_max_concurrency
 from reso.agents.adapters.faults import with_faults
 from reso.agents.adapters.load_error import ModelLoadError
-from reso.agents.profiles import ModelSpec
+from reso.agents.profiles import ModelSpec, Provider
 
 # Placeholder key for OpenAI-compatible servers that ignore keys (vLLM, Ollama). A user's real
 # OPENAI_API_KEY must not be sent to a third-party base_url just because no key variable was named.
@@ -105,7 +105,7 @@ def _openai_compatible(model: ModelSpec, params: dict[str, Any]) -> BaseChatMode
 
 
 # Providers whose LangChain client retries HTTP errors itself (`max_retries`).
-CLIENT_RETRY_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic"})
+CLIENT_RETRY_PROVIDERS = frozenset({Provider.OPENAI, Provider.AZURE_OPENAI, Provider.ANTHROPIC})
 
 
 def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
@@ -118,7 +118,7 @@ def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
         params = {**params, "base_url": model.base_url}
     if model.provider in CLIENT_RETRY_PROVIDERS:
         params = {"max_retries": 0, **params}  # reso.agents.adapters.retry retries instead (its docstring says why)
-    if model.provider == "openai":
+    if model.provider == Provider.OPENAI:
         token_cap_to_request(model, params)
     try:
         return init_chat_model(model.spec, **params)
@@ -175,7 +175,7 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
         check_max_concurrency(params.pop(MAX_CONCURRENCY_PARAM, None))
     except ValueError as error:
         raise ModelLoadError(f"{model.spec}: {error}") from None
-    if TOKEN_PARAM in params and model.provider != "openai":
+    if TOKEN_PARAM in params and model.provider != Provider.OPENAI:
         raise ModelLoadError(f"{model.spec}: params.{TOKEN_PARAM} applies to openai: models only")
     chat_model = _build(model, params)
     if limiter is not None:
@@ -187,22 +187,22 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
 
 def _build(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
     provider = model.provider
-    if provider == "tool":
+    if provider == Provider.TOOL:
         from reso.agents.adapters.tools import TOOLS
 
         if model.target not in TOOLS:
             raise ModelLoadError(f"{model.spec}: unknown tool {model.target!r}; known tools: {', '.join(TOOLS)}")
         return TOOLS[model.target](**params)
-    if provider == "replay":
+    if provider == Provider.REPLAY:
         from reso.agents.adapters.replay import load_replay_model
 
         return load_replay_model(model.target, params)
-    if provider == "local":
+    if provider == Provider.LOCAL:
         from reso.agents.adapters.local import load_local_model
 
         return load_local_model(model.target, params)
     try:
-        if provider == "openai" and model.base_url:
+        if provider == Provider.OPENAI and model.base_url:
             return _openai_compatible(model, params)
         return _init_chat_model(model, params)
     except ModelLoadError:

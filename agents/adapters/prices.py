@@ -18,6 +18,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reso.agents.profiles import Provider
+
 # Keyed by the model name as the provider spells it (the part after `provider:` or after `#` in a
 # replay spec). Matching is exact, then by longest known prefix (so dated snapshots inherit a price).
 LIST_PRICES: dict[str, tuple[float, float]] = {
@@ -40,7 +42,7 @@ LIST_PRICES: dict[str, tuple[float, float]] = {
 }
 
 # Providers whose calls cost no API money: deterministic tools and models on the user's own hardware.
-FREE_PROVIDERS = frozenset({"tool", "local"})
+FREE_PROVIDERS = frozenset({Provider.TOOL, Provider.LOCAL})
 
 
 def list_price(model_name: str) -> tuple[float, float] | None:

@@ -16,12 +16,20 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from reso.agents.dadb.stats import AgentStats
 
-Mode = Literal["train", "test"]
+
+class Mode(StrEnum):
+    """Whether a run's rewards are written to the DADB (`train`) or the DADB stays frozen (`test`)."""
+
+    TRAIN = "train"
+    TEST = "test"
+
+
 GLOBAL = ""
 FORMAT = "reso-dadb"
 FIELDS = ("visits", "reward_sum", "reward_sq_sum", "cost_sum", "token_sum", "last_update")
@@ -54,9 +62,10 @@ def check_domain(domain: str | None) -> str:
 
 
 def check_mode(mode: str) -> Mode:
-    if mode not in ("train", "test"):
-        raise ValueError(f"DADB mode must be 'train' or 'test', got {mode!r}")
-    return mode  # type: ignore[return-value]
+    try:
+        return Mode(mode)
+    except ValueError:
+        raise ValueError(f"DADB mode must be one of {', '.join(Mode)}, got {mode!r}") from None
 
 
 def update_rows(updates: Iterable[Update]) -> list[Row]:
@@ -114,7 +123,7 @@ class AgentDatabase(ABC):
 
     path: Path | None = None  # the SQLite file, None for memory or a server (the FAISS index lives beside it)
 
-    def __init__(self, mode: Mode = "train") -> None:
+    def __init__(self, mode: Mode = Mode.TRAIN) -> None:
         self._mode: Mode = check_mode(mode)
 
     # -- mode ---------------------------------------------------------------------------------------
@@ -124,7 +133,7 @@ class AgentDatabase(ABC):
 
     def freeze(self) -> None:
         """Switch to test mode: later `record` calls write nothing."""
-        self._mode = "test"
+        self._mode = Mode.TEST
 
     @property
     @abstractmethod
@@ -151,7 +160,7 @@ class AgentDatabase(ABC):
             The number of visits written (0 in test mode).
         """
         rows = update_rows(updates)
-        if self._mode == "test" or not rows:
+        if self._mode is Mode.TEST or not rows:
             return 0
         self._write_rows(rows)
         return visits_of(rows)
@@ -171,7 +180,7 @@ class AgentDatabase(ABC):
         if not key:
             raise ValueError("the batch key must be a non-empty string")
         rows = update_rows(updates)
-        if self._mode == "test":
+        if self._mode is Mode.TEST:
             return False
         return self._write_batch(key, rows)
 

@@ -19,7 +19,7 @@ from reso.agents.dadb.url import is_postgres_url
 DB_URL_ENV = "RESO_DB_URL"
 
 
-def open_dadb(url_or_path: str | Path | None, mode: Mode = "train") -> AgentDatabase:
+def open_dadb(url_or_path: str | Path | None, mode: Mode = Mode.TRAIN) -> AgentDatabase:
     """The DADB at `url_or_path` in `mode`, created when missing in train mode only.
 
     Raises:
@@ -31,5 +31,5 @@ def open_dadb(url_or_path: str | Path | None, mode: Mode = "train") -> AgentData
             from reso.agents.dadb.postgres import PostgresDADB
         except ImportError:
             raise DADBError("a postgresql:// DADB needs psycopg: pip install 'reso-langgraph[postgres]'") from None
-        return PostgresDADB(str(url_or_path), mode=mode, create=mode == "train")
-    return DADB(url_or_path or None, mode=mode, create=mode == "train")
+        return PostgresDADB(str(url_or_path), mode=mode, create=mode == Mode.TRAIN)
+    return DADB(url_or_path or None, mode=mode, create=mode == Mode.TRAIN)

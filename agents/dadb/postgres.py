@@ -101,7 +101,7 @@ class PostgresDADB(AgentDatabase):
     """Agent statistics in a PostgreSQL database named by a `postgresql://` URL. With `create=False` the DADB's
     tables must be there already (else `DADBMissingError`): none are created."""
 
-    def __init__(self, url: str, mode: Mode = "train", *, retry_s: float = 30.0,
+    def __init__(self, url: str, mode: Mode = Mode.TRAIN, *, retry_s: float = 30.0,
                  connect_timeout_s: int = 10, create: bool = True) -> None:
         super().__init__(mode)
         self._create = create

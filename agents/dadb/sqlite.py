@@ -100,7 +100,7 @@ class DADB(AgentDatabase):
     """Agent statistics in SQLite (a file in WAL mode, or in memory when `path` is None). With `create=False`
     only a file that exists is opened (else `DADBMissingError`): neither the file nor its folders are made."""
 
-    def __init__(self, path: str | Path | None = None, mode: Mode = "train", *, busy_timeout_s: float = 60.0,
+    def __init__(self, path: str | Path | None = None, mode: Mode = Mode.TRAIN, *, busy_timeout_s: float = 60.0,
                  create: bool = True):
         super().__init__(mode)
         self.path = Path(path) if path is not None else None

@@ -6,15 +6,24 @@ It sits below both the score (`scoring.py`) and the selector (`selector.py`), wh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from enum import StrEnum
 
-__all__ = ["VARIANTS", "SelectorConfig", "Variant"]
+__all__ = ["SelectorConfig", "Variant"]
 
-Variant = Literal["thompson", "kl-ucb", "moss", "normalized", "paper"]
-VARIANTS: tuple[Variant, ...] = ("thompson", "kl-ucb", "moss", "normalized", "paper")
+
+class Variant(StrEnum):
+    """The coarse stage's score formula (the setting `ucb_variant`, `SelectorConfig.variant`)."""
+
+    THOMPSON = "thompson"
+    KL_UCB = "kl-ucb"
+    MOSS = "moss"
+    NORMALIZED = "normalized"
+    PAPER = "paper"
+
 
 # Default exploration constant per variant (see `exploration_c`).
-_DEFAULT_C: dict[str, float] = {"thompson": 0.3, "kl-ucb": 1.0, "moss": 0.2, "normalized": 0.1, "paper": 0.3}
+_DEFAULT_C: dict[Variant, float] = {Variant.THOMPSON: 0.3, Variant.KL_UCB: 1.0, Variant.MOSS: 0.2,
+                                    Variant.NORMALIZED: 0.1, Variant.PAPER: 0.3}
 
 
 def _doc(text: str) -> dict[str, str]:
@@ -44,7 +53,7 @@ class SelectorConfig:
         "which leaves the CRM nothing to choose between. Same-model agents fill in when too few models remain."))
     gate_slope: float = field(default=10.0, metadata=_doc("Slope of the similarity gate sigmoid."))
     gate_threshold: float = field(default=0.4, metadata=_doc("S_sim at which the similarity gate is 0.5."))
-    variant: Variant = field(default="thompson", metadata=_doc(
+    variant: Variant = field(default=Variant.THOMPSON, metadata=_doc(
         "'thompson' (default): Thompson sampling on Beta posteriors; 'kl-ucb': the KL upper confidence bound; "
         "'moss': the anytime MOSS index; all three with the cost penalty of 'normalized': UCB with cost relative "
         "to the candidates' dearest; "
@@ -72,16 +81,18 @@ class SelectorConfig:
     prior_output_tokens: int = field(default=500, metadata=_doc("Output tokens of that pseudo-call."))
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        try:
+            self.variant = Variant(self.variant)
+        except ValueError:
+            raise ValueError(f"variant must be one of {', '.join(Variant)}, got {self.variant!r}") from None
         if self.exploration_c is None:
             self.exploration_c = _DEFAULT_C[self.variant]
         if self.per_domain is None:
-            self.per_domain = self.variant != "paper"
+            self.per_domain = self.variant != Variant.PAPER
         if self.role_weight is None:
-            self.role_weight = 0.0 if self.variant == "paper" else 1.0
+            self.role_weight = 0.0 if self.variant == Variant.PAPER else 1.0
         if self.domain_prior is None:
-            self.domain_prior = 0.0 if self.variant == "paper" else 2.0
+            self.domain_prior = 0.0 if self.variant == Variant.PAPER else 2.0
         if not 0 <= self.role_weight <= 1:
             raise ValueError(f"role_weight must be in [0, 1], got {self.role_weight}")
         if self.top_m < 1 or self.k < 1:

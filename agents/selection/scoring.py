@@ -63,7 +63,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reso.agents.selection.config import SelectorConfig
+from reso.agents.selection.config import SelectorConfig, Variant
 from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, moss_index, thompson_belief
 
 COMPONENTS = (
@@ -71,7 +71,7 @@ COMPONENTS = (
     "visits", "mean_cost",
 )
 BAYES_COMPONENTS = (*COMPONENTS, "posterior_mean", "belief")
-BAYES_VARIANTS = ("thompson", "kl-ucb", "moss")
+BAYES_VARIANTS = frozenset({Variant.THOMPSON, Variant.KL_UCB, Variant.MOSS})
 _VISIT_EPS = 1e-8
 _LOG_OFFSET = 1.01
 
@@ -136,7 +136,7 @@ def _ucb_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_cost
                total_visits: float, config: SelectorConfig) -> _VariantTerms:
     """The UCB variants (`normalized`, `paper`): the smoothed mean and the UCB bonus."""
     reputation = (rewards + 1.0) / (n + 1.0)
-    if config.variant == "paper":
+    if config.variant == Variant.PAPER:
         mean_cost = np.divide(costs, n, out=np.zeros_like(costs), where=n > 0)
         penalty = np.log1p(mean_cost)
     else:
@@ -154,13 +154,13 @@ def _bayes_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_co
     c = float(config.exploration_c or 0.0)
     if c == 0:
         belief = mean
-    elif config.variant == "thompson":
+    elif config.variant == Variant.THOMPSON:
         if rng is None:
             raise ValueError("the thompson variant needs a random generator (rng) for its posterior draws")
         belief = thompson_belief(alpha, beta, rng, c)
     else:
         empirical = np.divide(rewards, n, out=np.zeros_like(n), where=n > 0)
-        if config.variant == "moss":
+        if config.variant == Variant.MOSS:
             belief = moss_index(empirical, n, float(n.mean()), c)
         else:
             belief = kl_upper_bound(empirical, n, c * float(np.log(total_visits + _LOG_OFFSET)))

@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reso.agents.dadb.base import Mode
 from reso.agents.dadb.url import is_postgres_url, redact
 from reso.evals.backends.base import BackendError, BackendSetupError
 from reso.evals.backends.ray_auth import MODE_VAR, TOKEN_PATH_VAR, TOKEN_VAR, new_token, use_token
@@ -227,7 +228,7 @@ class RaySolver:
         """Refuse a DADB the workers cannot share (see the module docstring)."""
         settings = self.context.settings
         if not settings.db:
-            if settings.mode == "train":
+            if settings.mode == Mode.TRAIN:
                 raise BackendSetupError("training on Ray workers needs a DADB they share: --db FILE on one "
                                         "machine, or --db postgresql://… on a cluster")
             return

@@ -32,6 +32,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from reso.agents.adapters.prompting import current_subtask
+from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool, pool_from_dict
 from reso.evals.synth.mas import random_dag
 
@@ -143,6 +144,7 @@ class DagBench:
         from reso.agents.selection.embeddings import load_embedder
         from reso.agents.selection.selector import UCBSelector
         from reso.graphs.api import ReSo
+        from reso.graphs.planners.base import PlannerName
         from reso.graphs.team import Team
         from reso.reward.registry import build_scorer
 
@@ -151,12 +153,12 @@ class DagBench:
                             "embedder": embedder, "dadb": "memory, train", "seed": seed}
         self.pool = bench_pool(n_agents)
         self.models = {agent.id: LatencyChatModel() for agent in self.pool}
-        dadb = DADB(None, mode="train")
+        dadb = DADB(None, mode=Mode.TRAIN)
         selector = UCBSelector(self.pool, dadb, load_embedder(embedder),
                                SelectorConfig(k=k, top_m=n_agents, seed=seed))
         self.team = Team(pool=self.pool, models=self.models, selector=selector,
                          scorer=build_scorer(scorer), dadb=dadb)
-        self.resos = {schedule: ReSo(team=self.team, k=k, mode="train", planner="given", schedule=schedule,
+        self.resos = {schedule: ReSo(team=self.team, k=k, mode=Mode.TRAIN, planner=PlannerName.GIVEN, schedule=schedule,
                                      scorer=scorer, embedder=embedder, seed=seed)
                       for schedule in SCHEDULES}
 
@@ -172,13 +174,14 @@ class DagBench:
     async def run(self, plan: Sequence[Mapping[str, Any]], schedule: str, question: int) -> QuestionTiming:
         """Solve one question on `plan` and time it against its own step durations."""
         from reso.graphs.dag import TaskDAG
+        from reso.graphs.records import RunStatus, StepStatus
 
         started = time.perf_counter()
         result = await self.resos[schedule].asolve(f"bench question {question}", plan=plan)
         wall = time.perf_counter() - started
-        if result.status != "done":
+        if result.status != RunStatus.DONE:
             failed = {step.id: step.notes or [c.error for c in step.candidates if c.error]
-                      for step in result.steps if step.status != "done"}
+                      for step in result.steps if step.status != StepStatus.DONE}
             raise RuntimeError(f"question {question} ({schedule}) ended {result.status}: {failed}")
         durations = {step.id: step.latency_s for step in result.steps}
         critical = TaskDAG.from_steps(plan).critical_path(durations)

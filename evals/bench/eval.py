@@ -66,6 +66,7 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
     """A team of `agents` latency-faking agents plus the calculator, with the real selector, CRM and an
     in-memory test-mode DADB."""
     from reso.agents.adapters.tools import CalculatorChatModel
+    from reso.agents.dadb.base import Mode
     from reso.agents.dadb.sqlite import DADB
     from reso.agents.pool import pool_from_dict
     from reso.agents.selection.config import SelectorConfig
@@ -84,7 +85,7 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
     ]})
     models: dict[str, BaseChatModel] = {agent.id: LatencyChatModel(default_s=latency_s) for agent in fakes}
     models[CALCULATOR] = CalculatorChatModel()
-    dadb = DADB(None, mode="test")
+    dadb = DADB(None, mode=Mode.TEST)
     selector = UCBSelector(pool, dadb, load_embedder(embedder),
                            SelectorConfig(k=k, top_m=len(pool), seed=seed, exploration_c=0.0))
     return Team(pool=pool, models=models, selector=selector, scorer=build_scorer("consensus"), dadb=dadb)
@@ -98,14 +99,16 @@ def _set_latency(team: Any, latency_s: float) -> None:
 
 async def _run(team: Any, problems: Sequence[Problem], out: Path, *, concurrency: int, k: int, embedder: str,
                seed: int) -> dict[str, Any]:
+    from reso.agents.dadb.base import Mode
     from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import parse_method
     from reso.evals.runner import run_eval
-    from reso.graphs.settings import ReSoSettings
+    from reso.graphs.planners.base import PlannerName
+    from reso.graphs.settings import Integration, ReSoSettings
 
     # Integration steps are selected like the others, so a fake agent (and its latency) is on every step.
-    settings = ReSoSettings(mode="test", planner="given", k=k, scorer="consensus", embedder=embedder, seed=seed,
-                            integration="select")
+    settings = ReSoSettings(mode=Mode.TEST, planner=PlannerName.GIVEN, k=k, scorer="consensus", embedder=embedder,
+                            seed=seed, integration=Integration.SELECT)
     config = EvalConfig(dataset="bench-eval", method=parse_method("reso", team.pool), out=out, settings=settings,
                         concurrency=concurrency, command=["reso", "bench", "eval"])
     return await run_eval(config, problems, team)

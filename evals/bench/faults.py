@@ -22,15 +22,15 @@ from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reso.agents.adapters.faults import FAULT_KINDS, FaultConfig, FaultKind, FaultyChatModel
 from reso.agents.adapters.health import Health
 from reso.agents.adapters.retry import RetryPolicy
+from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
-
-if TYPE_CHECKING:
-    from reso.graphs.settings import Mode
+from reso.agents.profiles import AgentKind
+from reso.graphs.records import RunStatus
 
 MAX_RESUMES = 3
 
@@ -70,7 +70,7 @@ def faulty_pool(pool: Pool, faults: FaultConfig | None, only: Collection[str] | 
     """`pool` with `faults` on the model of every LLM agent, or of those whose model spec is in `only`
     (tool agents are left exact)."""
     agents = [agent.model_copy(update={"model": agent.model.model_copy(update={"faults": faults})})
-              if agent.kind == "llm" and (only is None or agent.model.spec in only) else agent
+              if agent.kind == AgentKind.LLM and (only is None or agent.model.spec in only) else agent
               for agent in pool]
     return Pool(agents, name=f"{pool.name}+faults", source=pool.source)
 
@@ -89,7 +89,7 @@ def _candidates(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out: Path, *,
-                    mode: Mode = "train", dead: bool = False, db: Path | None = None) -> dict[str, Any]:
+                    mode: Mode = Mode.TRAIN, dead: bool = False, db: Path | None = None) -> dict[str, Any]:
     """One run: every LLM model faulty at `rate`, or (`dead`) only the pool's first LLM model, failing
     every call with HTTP 500. Training runs write their DADB to `out/dadb.sqlite`; test runs read `db`."""
     import dataclasses
@@ -109,7 +109,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     base = await asyncio.to_thread(build_team, settings)
     faults = FaultConfig(rate=rate, kinds=("server_error",) if dead else bench.kinds, seed=bench.seed,
                          retry_after_s=bench.retry_after_s, hang_s=bench.hang_s)
-    first_llm = next(agent.model for agent in base.pool if agent.kind == "llm")
+    first_llm = next(agent.model for agent in base.pool if agent.kind == AgentKind.LLM)
     dead_spec = first_llm.spec
     pool = faulty_pool(base.pool, faults, only={dead_spec} if dead else None)
     health = Health.for_pool(pool, threshold=bench.breaker_threshold, cooldown_s=bench.breaker_cooldown_s,
@@ -147,7 +147,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
         "lost": n - len(rows),
         "escaped_exceptions": len(escaped),
         "accuracy": sum(1 for row in rows if row["correct"]) / n if n else 0.0,
-        "failed_items": sum(1 for row in rows if row["status"] != "done"),
+        "failed_items": sum(1 for row in rows if row["status"] != RunStatus.DONE),
         "candidate_calls": len(candidates),
         "retry_calls": sum(int(c.get("retries", 0)) for c in candidates),
         "failed_calls": sum(1 for c in candidates if c.get("error")),
@@ -177,8 +177,8 @@ async def run_bench(bench: FaultBench, out: Path | None = None,
             learned = root / f"rate-{bench.rates[0]:g}" / "dadb.sqlite" if bench.rates else None
             log(f"one LLM model always failing, frozen DADB: {len(problems)} questions")
             dead = {"dadb": f"learned at fault rate {bench.rates[0]:g}" if learned else "empty",
-                    "healthy": await _run_rate(bench, 0.0, problems, root / "test-healthy", mode="test", db=learned),
-                    "dead": await _run_rate(bench, 1.0, problems, root / "test-dead", mode="test", dead=True,
+                    "healthy": await _run_rate(bench, 0.0, problems, root / "test-healthy", mode=Mode.TEST, db=learned),
+                    "dead": await _run_rate(bench, 1.0, problems, root / "test-dead", mode=Mode.TEST, dead=True,
                                             db=learned)}
     return {
         "bench": "faults",

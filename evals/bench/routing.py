@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from reso.agents.dadb.sqlite import DADB
-from reso.agents.selection.config import VARIANTS, SelectorConfig
+from reso.agents.selection.config import SelectorConfig, Variant
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import ProfileIndex
 from reso.agents.selection.selector import RandomSelector, UCBSelector
@@ -196,8 +196,8 @@ def _selectors(arms: Arms, seed: int, exploration_c: float | None = None,
 
     tuned = {} if exploration_c is None else {"exploration_c": exploration_c}
     makers: dict[str, Any] = {
-        **{variant: (lambda v=variant: selector(variant=v, **tuned)) for variant in VARIANTS},
-        "greedy": lambda: selector(variant="normalized", exploration_c=0.0),
+        **{variant: (lambda v=variant: selector(variant=v, **tuned)) for variant in Variant},
+        "greedy": lambda: selector(variant=Variant.NORMALIZED, exploration_c=0.0),
         "random": lambda: RandomSelector(pool, DADB(), embedder, SelectorConfig(k=1, seed=seed)),
     }
     if arms.roles > 1:  # what each half of the shared-profile design adds, on the default variant
@@ -275,7 +275,7 @@ def save_plot(curves: dict[str, Sequence[float]], path: str | Path, title: str) 
 def _exploration(exploration_c: float | None) -> dict[str, float]:
     """Each score variant's exploration constant in this run."""
     return {variant: (exploration_c if exploration_c is not None else
-                      float(SelectorConfig(variant=variant).exploration_c or 0.0)) for variant in VARIANTS}
+                      float(SelectorConfig(variant=variant).exploration_c or 0.0)) for variant in Variant}
 
 
 def draw_arms(agents: int, seed: int, low: float, high: float, roles: int = 1) -> Arms:

@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reso.agents.dadb.base import Mode
 from reso.evals.bench.eval import PLAN_DEPTH, bench_problems, bench_team
-from reso.graphs.settings import Mode, ReSoSettings
+from reso.graphs.planners.base import PlannerName
+from reso.graphs.settings import Integration, ReSoSettings
 from reso.graphs.team import Team
 
 TARGET_EFFICIENCY = 0.8
@@ -60,10 +62,10 @@ class LatencyTeam:
         return dataclasses.replace(team, dadb=dadb, selector=selector)
 
 
-def bench_settings(*, k: int = 2, seed: int = 0, mode: Mode = "test", db: str = "") -> ReSoSettings:
+def bench_settings(*, k: int = 2, seed: int = 0, mode: Mode = Mode.TEST, db: str = "") -> ReSoSettings:
     """The settings of a scale run: the given plans, every step selected (so a fake agent is on each)."""
-    return ReSoSettings(mode=mode, planner="given", k=k, scorer="consensus", embedder="hash:256", seed=seed,
-                        integration="select", db=db)
+    return ReSoSettings(mode=mode, planner=PlannerName.GIVEN, k=k, scorer="consensus", embedder="hash:256", seed=seed,
+                        integration=Integration.SELECT, db=db)
 
 
 def _one_run(workers: int, *, questions: int, latency_s: float, concurrency: int, agents: int, k: int,

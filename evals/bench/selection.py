@@ -35,7 +35,7 @@ import numpy as np
 from reso.agents.dadb.sqlite import DADB, AgentStats
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent, ModelSpec
-from reso.agents.selection.config import SelectorConfig
+from reso.agents.selection.config import SelectorConfig, Variant
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import DEFAULT_HNSW_THRESHOLD, ProfileIndex
 from reso.agents.selection.selector import UCBSelector
@@ -131,7 +131,7 @@ def bench_size(
     dadb = DADB()
     stats_rows = random_stats(ids, rng)
     dadb.load_stats(stats_rows)
-    config = SelectorConfig(top_m=top_m, k=k, variant="paper", seed=seed)
+    config = SelectorConfig(top_m=top_m, k=k, variant=Variant.PAPER, seed=seed)
     selector = UCBSelector(pool, dadb, HashEmbedder(8), config, index=index)
     queries, targets = planted_queries(vectors, repeats, rng)
 
@@ -233,7 +233,7 @@ def run_bench(
         targets["100k_faiss_under_5ms"] = by_size[100_000]["faiss_ms_p50"] < 5.0
     return {
         "benchmark": "selection",
-        "dim": dim, "k": k, "top_m": top_m, "variant": "paper", "seed": seed, "faiss_search_threads": 1,
+        "dim": dim, "k": k, "top_m": top_m, "variant": Variant.PAPER, "seed": seed, "faiss_search_threads": 1,
         "faiss_build_threads": build_threads,
         "hnsw_threshold": DEFAULT_HNSW_THRESHOLD,
         "faiss_side_includes": "FAISS top-M search, DADB version check + in-memory stats gather, vectorised "

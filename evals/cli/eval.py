@@ -27,21 +27,20 @@ def default_cache_file(out: Path) -> Path:
 def dadb_target(db: str | None, out: Path, mode: str) -> str:
     """What the run's DADB is: `--db` when given; else `OUT/dadb.sqlite` for training (which creates it) or
     when it is there already (a run resumed), and in memory for a test run ('': nothing learned)."""
+    from reso.agents.dadb.base import Mode
+
     if db:
         return db
     own = out / "dadb.sqlite"
-    return str(own) if mode == "train" or own.exists() else ""
+    return str(own) if mode == Mode.TRAIN or own.exists() else ""
 
 
 def _new_dadb(db: str, mode: str) -> bool:
     """Whether this run would create its DADB (a SQLite file that training opens for the first time)."""
+    from reso.agents.dadb.base import Mode
     from reso.agents.dadb.url import is_postgres_url
 
-    return mode == "train" and bool(db) and not is_postgres_url(db) and not Path(db).exists()
-
-
-# The methods that read the DADB's records: the others answer alike whatever it learned.
-_READS_DADB = ("reso", "vote")
+    return mode == Mode.TRAIN and bool(db) and not is_postgres_url(db) and not Path(db).exists()
 
 
 def eval_command(
@@ -99,8 +98,7 @@ def eval_command(
     """Evaluate METHOD on DATASET; writes results.jsonl, summary.json (and crm_records.jsonl in train mode)."""
     from reso.evals.eval_config import EvalConfig
 
-    _check_options(mode=mode, integration=integration, k_max=k_max, confidence=confidence, out=out,
-                   backend=backend, address=address)
+    _check_options(k_max=k_max, confidence=confidence, out=out, backend=backend, address=address)
     overrides = {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
                  "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
                  "peer_margin": peer_margin, "escalate_to": escalate_to, "exploration": exploration,
@@ -120,13 +118,9 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _check_options(*, mode: str, integration: str | None, k_max: int | None, confidence: float | None,
-                   out: Path, backend: str, address: str | None) -> None:
+def _check_options(*, k_max: int | None, confidence: float | None, out: Path, backend: str,
+                   address: str | None) -> None:
     """Refuse options that cannot go together, before anything is loaded."""
-    if mode not in ("train", "test"):
-        raise _fail("--mode must be train or test")
-    if integration not in (None, "tool", "select"):
-        raise _fail("--integration must be tool or select")
     if (k_max is None) != (confidence is None):
         raise _fail("--k-max and --confidence go together (the adaptive fine stage needs both)")
     if out.exists() and not out.is_dir():
@@ -160,7 +154,7 @@ class _PreparedRun:
             enable_response_cache(self.cache_path)
         else:  # the cache is process-wide: an earlier in-process run may have installed one
             disable_response_cache()
-        notice = untrained_dadb(self.settings, self.team.dadb) if self.method.kind in _READS_DADB else None
+        notice = untrained_dadb(self.settings, self.team.dadb) if self.method.kind.reads_dadb else None
         if notice is not None:
             typer.echo(notice.line, err=True)
 
@@ -173,7 +167,7 @@ def _prepare_run(dataset: str, out: Path, *, method: str, pool: str | None, pric
     from reso.agents.pool import PoolError
     from reso.agents.pool_source import plan_pool_file
     from reso.evals.datasets import DatasetError, load_dataset
-    from reso.evals.methods import MethodError, parse_method
+    from reso.evals.methods import MethodError, MethodKind, parse_method
     from reso.graphs.escalation import policy_for
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import settings_pool, team_for
@@ -189,7 +183,7 @@ def _prepare_run(dataset: str, out: Path, *, method: str, pool: str | None, pric
         policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin, settings.escalate_to)
         loaded = pool_file.pool or settings_pool(settings)
         parsed = parse_method(method, loaded)
-        if parsed.kind == "vote" and not parsed.agents and _new_dadb(settings.db, mode):
+        if parsed.kind is MethodKind.VOTE and not parsed.agents and _new_dadb(settings.db, mode):
             # Said before training would create the DADB, which then holds no record to choose the voters by.
             raise MethodError(f"{parsed.name} takes the {parsed.count} models with the best training record, and "
                               f"the DADB {settings.db} does not exist yet: train it first, or name the models: "

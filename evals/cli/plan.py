@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
     from reso.graphs.dag import TaskDAG
 
-CLI_PLANNERS = ("auto", "structural", "llm")
-
 
 class _InputError(Exception):
     """Bad command-line input: reported as one line, exit code 2."""
@@ -81,8 +79,6 @@ def plan_command(
 ) -> None:
     """Print the plan (task DAG) for QUESTION without running any agent."""
     try:
-        if planner not in CLI_PLANNERS:
-            raise _InputError(f"unknown planner {planner!r}; choose one of {', '.join(CLI_PLANNERS)}")
         text = read_question(question, file)
 
         from reso.graphs.dag import PlanError

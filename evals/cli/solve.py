@@ -39,14 +39,11 @@ def _first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
-def _check_planner_options(planner: str | None, planner_model: str | None) -> None:
+def _check_planner_model(planner_model: str | None) -> None:
     from pydantic import ValidationError
 
     from reso.agents.profiles import ModelSpec
-    from reso.graphs.planners.auto import PLANNER_NAMES
 
-    if planner is not None and planner not in PLANNER_NAMES:
-        raise QuestionInputError(f"unknown planner {planner!r}; choose one of {', '.join(PLANNER_NAMES)}")
     if planner_model is not None:
         try:
             ModelSpec(spec=planner_model)
@@ -125,11 +122,12 @@ def failure_lines(result: Any) -> list[str]:
     """Why a run gave no answer, for standard error: one `error:` line with the distinct candidate errors
     (already scrubbed of keys by the agents layer), and the no-recording hint when replay agents had none."""
     from reso.agents.adapters.failures import FailureKind
+    from reso.graphs.records import RunStatus
 
     if result.answer is not None:
         return []
     errors = list(dict.fromkeys(c.error for step in result.steps for c in step.candidates if c.error))
-    if result.status == "budget_exceeded":
+    if result.status == RunStatus.BUDGET_EXCEEDED:
         lines = ["error: no answer: the question's budget ran out before a final answer"]
     elif errors:
         shown = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
@@ -143,13 +141,13 @@ def failure_lines(result: Any) -> list[str]:
 
 def _run_context(*, planner: str | None, planner_model: str | None, pool: str | None, prices: Path | None,
                  **options: Any) -> Any:
-    """Check the options, resolve the pool and build the team for the settings they give: the run's context
-    (a `reso.graphs.context.RunContext`).
+    """Check the options, resolve the pool and build the team for the settings they give (`ReSoSettings`
+    checks the named kinds, the planner's included): the run's context (a `reso.graphs.context.RunContext`).
 
     The team is built here, before the live view starts, so a bad pool file, an unset key variable or an
     unknown scorer is one line and exit code 2, not a traceback.
     """
-    _check_planner_options(planner, planner_model)
+    _check_planner_model(planner_model)
     from reso.agents.pool_source import pool_file_for
     from reso.graphs.context import RunContext
     from reso.graphs.team import team_for

@@ -7,13 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from reso.evals.datasets.numeric import format_number, parse_number
-from reso.evals.datasets.problem import DEFAULT_REL_TOL, FINAL_STEP_ID, DatasetError, Problem
+from reso.evals.datasets.problem import DEFAULT_REL_TOL, DatasetError, Problem
 from reso.evals.datasets.records import Record, read_records
 from reso.evals.datasets.release_format import (
     answer_refs,
     parse_plan,
     split_recorded,
 )
+from reso.graphs.dag import FINAL_ID
 
 LEVELS = {3: "easy", 5: "medium", 7: "hard"}
 
@@ -110,7 +111,7 @@ def release_problem(record: Record, *, id_prefix: str, source: str) -> Problem:
         field = f"gt_plan[{position}]"
         step_id: str | None
         if position == len(steps) - 1:
-            step_id, instruction = FINAL_STEP_ID, text.strip()
+            step_id, instruction = FINAL_ID, text.strip()
             depends_on = answer_refs(text)
         else:
             instruction, step_id = split_recorded(text)
@@ -126,7 +127,7 @@ def release_problem(record: Record, *, id_prefix: str, source: str) -> Problem:
         except ValueError as error:
             raise record.error(f"gt_subtask[{position}]", str(error)) from None
         plan.append({"id": step_id, "instruction": instruction, "depends_on": depends_on})
-    subtask_answers[FINAL_STEP_ID] = answer
+    subtask_answers[FINAL_ID] = answer
     _check_plan(record, plan, "gt_plan")
 
     problem_id = _text_or_number(record, data, "id") if "id" in data else f"{id_prefix}-{record.index}"

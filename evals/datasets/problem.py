@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# The id of the step that answers the whole question (the release's integration step).
-FINAL_STEP_ID = "final"
+from reso.graphs.dag import FINAL_ID
+
 # How far a numeric answer may be from the reference and still count as right, relative to the reference.
 # 1 % is the SciBench convention, kept for files that do not say: their final answers are products of
 # measured quantities, printed rounded. A composite of questions with exact answers (GSM8K's integers,
@@ -46,7 +46,7 @@ class Problem:
         """Each step's ground truth by step id: the per-step answers when the item has them, else the final
         answer for the step that answers the question (id "final": a plain question's only step, or a
         plan's last), so training, the oracle and the per-step grading see it too."""
-        return dict(self.subtask_answers) if self.subtask_answers else {FINAL_STEP_ID: self.answer}
+        return dict(self.subtask_answers) if self.subtask_answers else {FINAL_ID: self.answer}
 
     def source_ids(self) -> tuple[str, ...]:
         """The distinct ids of the source questions its sub-questions were built from

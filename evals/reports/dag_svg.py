@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from reso.graphs.records import StepStatus
+
 NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 180, 40, 46, 14, 6
 MAX_AGENT_CHARS = 28
 # The arrowhead every DAG refers to: put once on the page (ids are page-wide in HTML).
@@ -41,7 +43,7 @@ def layers(steps: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 def _state(step: Mapping[str, Any]) -> str:
     if step.get("correct") is True:
         return "ok"
-    if step.get("correct") is False or step.get("status") not in (None, "done"):
+    if step.get("correct") is False or step.get("status") not in (None, StepStatus.DONE):
         return "bad"
     return "unk"
 

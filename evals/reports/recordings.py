@@ -19,8 +19,9 @@ from typing import Any
 from reso.agents.adapters.failures import FailureKind, recorded_failure
 from reso.agents.adapters.release_text import LINKED_CONSTANT_RE, split_recorded
 from reso.evals.datasets import Problem
-from reso.evals.datasets.problem import FINAL_STEP_ID
 from reso.evals.reports.compare import Run
+from reso.graphs.dag import FINAL_ID
+from reso.graphs.records import StepStatus
 
 REPLAY_PREFIX = "replay:"
 
@@ -33,7 +34,7 @@ def original_questions(problem: Problem) -> dict[str, str]:
     references = problem.step_references()
     texts = {}
     for step in problem.plan or []:
-        if step["id"] == FINAL_STEP_ID:
+        if step["id"] == FINAL_ID:
             continue
         text, _ = split_recorded(step["instruction"])
         try:
@@ -65,7 +66,7 @@ def missed_recording(row: Mapping[str, Any], linked: Iterable[str] | None = None
     steps = {str(step["id"]): step for step in row.get("steps", [])}
     may_link = None if linked is None else set(linked)
     for step_id, step in steps.items():
-        if step_id == FINAL_STEP_ID or step.get("status") == "done":
+        if step_id == FINAL_ID or step.get("status") == StepStatus.DONE:
             continue
         if not any(recorded_failure(c) is FailureKind.NO_RECORDING for c in step.get("candidates", [])):
             continue

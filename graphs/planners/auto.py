@@ -9,19 +9,16 @@ An explicit `llm` planner without a model is a configuration error.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from reso.graphs.dag import PlanError, TaskDAG
-from reso.graphs.planners.base import Planner, PlanResult
+from reso.graphs.planners.base import Planner, PlannerName, PlanResult
 from reso.graphs.planners.given import GivenPlanner
 from reso.graphs.planners.llm import LLMPlanner
 from reso.graphs.planners.mas_format import looks_structural
 from reso.graphs.planners.structural import StructuralPlanner
-
-PlannerName = Literal["auto", "structural", "llm", "given"]
-PLANNER_NAMES: tuple[str, ...] = ("auto", "structural", "llm", "given")
 
 NO_MODEL_NOTE = (
     "no planner model is configured, so the question is planned as a single step; "
@@ -36,7 +33,7 @@ class PlannerConfigError(ValueError):
 class AutoPlanner:
     """Structural planning for MAS-format questions, the LLM planner (or one step) for the rest."""
 
-    name = "auto"
+    name = PlannerName.AUTO.value
 
     def __init__(self, model: BaseChatModel | None = None, *, max_retries: int = 2) -> None:
         self.structural = StructuralPlanner()
@@ -88,7 +85,7 @@ class AutoPlanner:
 
 
 def make_planner(
-    name: str = "auto",
+    name: str = PlannerName.AUTO,
     model: BaseChatModel | None = None,
     *,
     items: Iterable[Mapping[str, Any]] | None = None,
@@ -106,19 +103,23 @@ def make_planner(
     Raises:
         PlannerConfigError: Unknown name, `llm` without a model, or `given` without items.
     """
-    if name == "auto":
-        return AutoPlanner(model, max_retries=max_retries)
-    if name == "structural":
-        return StructuralPlanner()
-    if name == "llm":
-        if model is None:
-            raise PlannerConfigError(
-                "the llm planner needs a chat model: pass model=... in Python or --model PROVIDER:MODEL "
-                "on the command line (or use --planner auto, which plans without a model)"
-            )
-        return LLMPlanner(model, max_retries=max_retries)
-    if name == "given":
-        if items is None:
-            raise PlannerConfigError("the given planner needs dataset items with a gt_plan field (items=...)")
-        return GivenPlanner(items)
-    raise PlannerConfigError(f"unknown planner {name!r}; choose one of {', '.join(PLANNER_NAMES)}")
+    try:
+        kind = PlannerName(name)
+    except ValueError:
+        raise PlannerConfigError(f"unknown planner {name!r}; choose one of {', '.join(PlannerName)}") from None
+    match kind:
+        case PlannerName.AUTO:
+            return AutoPlanner(model, max_retries=max_retries)
+        case PlannerName.STRUCTURAL:
+            return StructuralPlanner()
+        case PlannerName.LLM:
+            if model is None:
+                raise PlannerConfigError(
+                    "the llm planner needs a chat model: pass model=... in Python or --model PROVIDER:MODEL "
+                    "on the command line (or use --planner auto, which plans without a model)"
+                )
+            return LLMPlanner(model, max_retries=max_retries)
+        case PlannerName.GIVEN:
+            if items is None:
+                raise PlannerConfigError("the given planner needs dataset items with a gt_plan field (items=...)")
+            return GivenPlanner(items)

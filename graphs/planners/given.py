@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reso.graphs.dag import PlanError, TaskDAG
-from reso.graphs.planners.base import ModelFreePlanner, PlanResult
+from reso.graphs.planners.base import ModelFreePlanner, PlannerName, PlanResult
 from reso.graphs.planners.mas_format import FINAL_ID, parse_mas_steps
 
 
@@ -76,7 +76,7 @@ class GivenPlanner(ModelFreePlanner):
     whitespace.
     """
 
-    name = "given"
+    name = PlannerName.GIVEN.value
 
     def __init__(self, items: Iterable[Mapping[str, Any]]) -> None:
         self._items: dict[str, Mapping[str, Any]] = {}

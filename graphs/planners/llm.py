@@ -6,8 +6,7 @@ invalid answer is sent back to the model with the validation error; after the la
 planner returns the one-step plan (the whole question as a single step), so no question is ever lost.
 
 What happened is recorded in a `PlanResult` (attempts, errors, repairs, fallback, tokens):
-`plan_with_report` / `aplan_with_report` return it, and `plan` / `aplan` also leave the latest one in
-`last_report` (convenient for scripts; concurrent callers should use the `*_with_report` methods).
+`plan_with_report` / `aplan_with_report` return it; `plan` / `aplan` return the plan alone.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reso.graphs.dag import PlanError, TaskDAG
-from reso.graphs.planners.base import PlanResult
+from reso.graphs.planners.base import PlannerName, PlanResult
 
 
 class PlanStep(BaseModel):
@@ -83,7 +82,7 @@ class LLMPlanner:
         max_steps: Plans with more steps count as invalid (and the model is asked for fewer).
     """
 
-    name = "llm"
+    name = PlannerName.LLM.value
 
     def __init__(self, model: BaseChatModel, *, max_retries: int = 2, max_steps: int = 20) -> None:
         if max_retries < 0:
@@ -93,7 +92,6 @@ class LLMPlanner:
         self.model = model
         self.max_retries = max_retries
         self.max_steps = max_steps
-        self.last_report: PlanResult | None = None
         self._runnable: Runnable[Any, Any]
         try:
             self._runnable = model.with_structured_output(Plan, include_raw=True)
@@ -139,14 +137,12 @@ class LLMPlanner:
         return run.result()
 
     def plan(self, question: str) -> TaskDAG:
-        """The plan for `question`; its report is left in `last_report`."""
-        self.last_report = self.plan_with_report(question)
-        return self.last_report.dag
+        """The plan for `question` (its report: `plan_with_report`)."""
+        return self.plan_with_report(question).dag
 
     async def aplan(self, question: str) -> TaskDAG:
         """Async `plan`."""
-        self.last_report = await self.aplan_with_report(question)
-        return self.last_report.dag
+        return (await self.aplan_with_report(question)).dag
 
 
 class _Attempts:

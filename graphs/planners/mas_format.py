@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reso.graphs.dag import PlanError
+from reso.graphs.dag import FINAL_ID, PlanError
 
-FINAL_ID = "final"
 HEADER = "The following is a complex question composed of multiple sub-questions:"
 FINAL_INTRO = "Please use the answers to the above questions to perform the following calculations:"
 FINAL_LEAD = "Please calculate"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.planners.base import ModelFreePlanner, PlanResult
-from reso.graphs.planners.mas_format import looks_structural, parse_mas_steps
+from reso.graphs.planners.base import ModelFreePlanner, PlannerName, PlanResult
+from reso.graphs.planners.mas_format import parse_mas_steps
 
 
 class StructuralPlanner(ModelFreePlanner):
@@ -15,12 +15,7 @@ class StructuralPlanner(ModelFreePlanner):
     added to its dependencies; each such repair is listed in `PlanResult.notes` / `TaskDAG.repair_notes`.
     """
 
-    name = "structural"
-
-    @staticmethod
-    def accepts(question: str) -> bool:
-        """Whether `question` is written in the MAS format."""
-        return looks_structural(question)
+    name = PlannerName.STRUCTURAL.value
 
     def plan_with_report(self, question: str) -> PlanResult:
         """The plan and its report.

@@ -45,7 +45,7 @@ def training_groups(records: Sequence[LabelledRecord], largest: int = 3) -> tupl
                 model = r.model or r.agent_id or ""
                 items.append(ScoreItem(subtask=r.instruction, answer=r.answer, context=r.context,
                                        agent_id=r.agent_id or "", model=r.model, group=f"{key}#{number}",
-                                       extra={"record": records_of[model]}))
+                                       record=records_of[model]))
                 labels.append(int(r.label))
     return items, labels
 

@@ -222,7 +222,7 @@ def test_eval_refuses_bad_options_before_running(tmp_path: Path) -> None:
                        (("--method", "vote:1"), "a vote needs K ≥ 2 models"),
                        (("--method", "vote:3"), "the DADB has none"),  # who votes is read from training records
                        (("--method", "cascade:gpt-4-1106-preview"), "expected cascade:A,B>C"),
-                       (("--integration", "maybe"), "--integration must be tool or select"),
+                       (("--integration", "maybe"), "unknown integration 'maybe'; choose one of tool, select"),
                        (("--k-max", "3"), "--k-max and --confidence go together"),
                        (("--k-max", "3", "--confidence", "1.5"), "confidence must be in [0, 1], got 1.5"),
                        (("--scorer", "magic"), "unknown scorer kind 'magic'"),
@@ -384,7 +384,7 @@ def test_a_dadb_file_that_is_not_sqlite_and_a_missing_crm_folder(tmp_path: Path,
 def test_eval_bad_mode_is_one_line(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE)
     result = invoke("eval", "--dataset", str(dataset), "--mode", "exam", "--out", str(tmp_path / "run"), "--quiet")
-    assert_one_error_line(result, 2, "--mode must be train or test")
+    assert_one_error_line(result, 2, "unknown mode 'exam'; choose one of train, test")
 
 
 def test_eval_cache_file_that_is_not_sqlite_is_one_line(tmp_path: Path) -> None:

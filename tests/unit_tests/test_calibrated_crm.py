@@ -24,7 +24,7 @@ def records() -> list[LabelledRecord]:
 def test_training_groups_are_every_subset_of_a_subtask_with_its_models_record() -> None:
     items, labels = training_groups(records())
     assert len(items) == len(labels) == 10 * (1 + 1 + 2)  # two singles and one pair per question
-    assert {item.extra["record"] for item in items} == {(9.0, 10), (2.0, 10)}
+    assert {item.record for item in items} == {(9.0, 10), (2.0, 10)}
     assert len({item.group for item in items}) == 30
 
 
@@ -34,8 +34,8 @@ def test_fit_raises_the_strong_models_score_above_the_weak_ones() -> None:
     a, b, c = scorer.coefficients
     assert c > 0.5
     strong, weak = scorer.score_detailed([
-        ScoreItem(subtask="q", answer="The answer is 5.", model="strong", group="g", extra={"record": (9.0, 10)}),
-        ScoreItem(subtask="q", answer="The answer is 5.", model="weak", group="g", extra={"record": (2.0, 10)}),
+        ScoreItem(subtask="q", answer="The answer is 5.", model="strong", group="g", record=(9.0, 10)),
+        ScoreItem(subtask="q", answer="The answer is 5.", model="weak", group="g", record=(2.0, 10)),
     ])
     assert strong.value > 0.7 > 0.4 > weak.value
 

@@ -127,10 +127,8 @@ def test_integer_ids_are_accepted() -> None:
 def test_always_invalid_falls_back_to_a_single_step() -> None:
     model = ScriptedChatModel(script=["no plan here", tool_plan(CYCLIC), tool_plan([])])
     planner = LLMPlanner(model, max_retries=2)
-    dag = planner.plan(QUESTION)
-    report = planner.last_report
-    assert report is not None
-    assert dag.to_steps() == [{"id": "final", "instruction": QUESTION, "depends_on": []}]
+    report = planner.plan_with_report(QUESTION)
+    assert report.dag.to_steps() == [{"id": "final", "instruction": QUESTION, "depends_on": []}]
     assert report.fallback and report.attempts == 3 and model.call_count == 3
     assert len(report.errors) == 3
     assert "single step" in report.notes[0]
@@ -183,9 +181,8 @@ def test_text_mode_accepts_a_bare_list_and_rejects_truncated_json() -> None:
 async def test_async_planning_retries_too() -> None:
     model = ScriptedChatModel(script=[tool_plan(CYCLIC), tool_plan(VALID)])
     planner = LLMPlanner(model)
-    dag = await planner.aplan(QUESTION)
-    assert dag.to_steps() == VALID
-    assert planner.last_report is not None and planner.last_report.attempts == 2
+    report = await planner.aplan_with_report(QUESTION)
+    assert report.dag.to_steps() == VALID and report.attempts == 2
     result = await LLMPlanner(ScriptedChatModel(script=["x", "y", "z"])).aplan_with_report(QUESTION)
     assert result.fallback and result.dag.node("final").instruction == QUESTION
 

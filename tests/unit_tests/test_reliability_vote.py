@@ -12,7 +12,7 @@ from reso.reward.reliability_vote import ReliabilityVoteScorer, coincidence_rate
 
 
 def _item(answer: str, record: tuple[float, int] | None, group: str = "g") -> ScoreItem:
-    return ScoreItem(subtask="s", answer=answer, group=group, extra={"record": record})
+    return ScoreItem(subtask="s", answer=answer, group=group, record=record)
 
 
 def test_a_lone_answer_scores_its_agents_reliability():
@@ -56,6 +56,6 @@ def test_coincidence_rate_counts_equal_wrong_pairs():
 
 def test_two_roles_of_one_model_count_as_one_vote():
     scorer = ReliabilityVoteScorer(0.2)
-    one = ScoreItem(subtask="s", answer="\\boxed{4}", group="g", model="m", extra={"record": (9, 18)})
-    twice = scorer.score([one, ScoreItem(subtask="s", answer="4", group="g", model="m", extra={"record": (9, 18)})])
+    one = ScoreItem(subtask="s", answer="\\boxed{4}", group="g", model="m", record=(9, 18))
+    twice = scorer.score([one, ScoreItem(subtask="s", answer="4", group="g", model="m", record=(9, 18))])
     assert twice == [pytest.approx(scorer.score([one])[0])] * 2

@@ -48,6 +48,7 @@ def test_failures_are_counted_in_the_summary_and_the_report(tmp_path: Path) -> N
     recorded = [c for row in rows for step in row["steps"] for c in step["candidates"]]
     expected = sum(1 for c in recorded if is_failure(c["score_reason"]))
     assert failures["failed"] == expected > 0 and failures["scored"] > failures["failed"]
+    assert all(c["score_failed"] == is_failure(c["score_reason"]) for c in recorded)
     assert failures["first"] == "scorer failed: judge call failed: TimeoutError"
     assert json.loads((tmp_path / "summary.json").read_text())["scorer_failures"] == failures
     report = write_run_report(tmp_path).read_text()
@@ -64,3 +65,10 @@ def test_scorer_failures_counts_only_scored_candidates() -> None:
     rows = [{"score": 0.5, "score_reason": "scorer failed: x"}, {"score": None, "score_reason": None},
             {"score": 0.9, "score_reason": "empty answer"}]
     assert scorer_failures(rows) == {"failed": 1, "scored": 2, "first": "scorer failed: x"}
+
+
+def test_a_record_says_a_scorer_failure_by_its_flag_and_an_older_one_by_its_reason() -> None:
+    rows = [{"score": 0.5, "score_failed": True, "score_reason": "scorer failed: x"},
+            {"score": 0.5, "score_failed": False, "score_reason": "scorer failed: a verdict that reads like one"},
+            {"score": 0.5, "score_reason": "scorer failed: y"}]  # written before the flag
+    assert scorer_failures(rows) == {"failed": 2, "scored": 3, "first": "scorer failed: x"}
