@@ -1,5 +1,6 @@
 """The house rules a reader relies on, read from the source: no import cycle among the project's modules,
-and no function or method over 100 lines.
+the four packages import one way only (agents -> reward -> graphs -> evals), and no function or method over
+100 lines.
 
 Imports are read from the syntax tree, so every import counts: at module level, inside functions and under
 `TYPE_CHECKING`. Relative imports are resolved, and `from package import name` is an edge to the package
@@ -17,6 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("agents", "graphs", "reward", "evals")
+# The layers from the bottom: a module may import its own package and those below it, never one above.
+LAYERS = ("agents", "reward", "graphs", "evals")
 NAMESPACE = "reso"
 MAX_FUNCTION_LINES = 100
 
@@ -128,6 +131,15 @@ def _one_loop(graph: dict[str, set[str]], component: set[str]) -> list[str]:
     return sorted(component)
 
 
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`importer -> imported` for every import of a module in a higher layer (`LAYERS`)."""
+    def layer(module: str) -> int:
+        return LAYERS.index(module.split(".")[1])
+
+    return sorted(f"{module} -> {imported}" for module, imports in graph.items() for imported in imports
+                  if layer(imported) > layer(module))
+
+
 def long_functions(modules: dict[str, Path], root: Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
     """`file:line name (N lines)`, the file relative to `root`, for every function or method longer than
     `limit` lines."""
@@ -149,6 +161,22 @@ def project_modules() -> dict[str, Path]:
 def test_the_project_has_no_import_cycle(project_modules: dict[str, Path]) -> None:
     cycles = import_cycles(import_graph(project_modules))
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join([*loop, loop[0]]) for loop in cycles)
+
+
+def test_the_packages_import_one_way(project_modules: dict[str, Path]) -> None:
+    offenders = upward_imports(import_graph(project_modules))
+    assert not offenders, f"imports against the layers {' -> '.join(LAYERS)}:\n" + "\n".join(offenders)
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """An import inside a function from a lower layer to a higher one is named; downward ones are not."""
+    for package in ("agents", "graphs"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "agents" / "low.py").write_text("def late():\n    from reso.graphs.high import x\n")
+    (tmp_path / "graphs" / "high.py").write_text("from reso.agents import low\n")
+    graph = import_graph(module_files(tmp_path, ("agents", "graphs")))
+    assert upward_imports(graph) == ["reso.agents.low -> reso.graphs.high"]
 
 
 def test_no_function_is_over_100_lines(project_modules: dict[str, Path]) -> None:
