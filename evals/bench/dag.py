@@ -142,19 +142,19 @@ class DagBench:
         from reso.agents.dadb.sqlite import DADB
         from reso.agents.selection.config import SelectorConfig
         from reso.agents.selection.embeddings import load_embedder
-        from reso.agents.selection.selector import UCBSelector
+        from reso.agents.selection.selector import ReputationSelector
         from reso.graphs.api import ReSo
         from reso.graphs.planners.base import PlannerName
         from reso.graphs.team import Team
         from reso.reward.registry import build_scorer
 
         self.seed = seed
-        self.description = {"agents": n_agents, "k": k, "scorer": scorer, "selector": "ucb",
+        self.description = {"agents": n_agents, "k": k, "scorer": scorer, "selector": "reputation",
                             "embedder": embedder, "dadb": "memory, train", "seed": seed}
         self.pool = bench_pool(n_agents)
         self.models = {agent.id: LatencyChatModel() for agent in self.pool}
         dadb = DADB(None, mode=Mode.TRAIN)
-        selector = UCBSelector(self.pool, dadb, load_embedder(embedder),
+        selector = ReputationSelector(self.pool, dadb, load_embedder(embedder),
                                SelectorConfig(k=k, top_m=n_agents, seed=seed))
         self.team = Team(pool=self.pool, models=self.models, selector=selector,
                          scorer=build_scorer(scorer), dadb=dadb)

@@ -71,7 +71,7 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
     from reso.agents.pool import pool_from_dict
     from reso.agents.selection.config import SelectorConfig
     from reso.agents.selection.embeddings import load_embedder
-    from reso.agents.selection.selector import UCBSelector
+    from reso.agents.selection.selector import ReputationSelector
     from reso.evals.bench.dag import LatencyChatModel, bench_pool
     from reso.graphs.team import Team
     from reso.reward.registry import build_scorer
@@ -86,7 +86,7 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
     models: dict[str, BaseChatModel] = {agent.id: LatencyChatModel(default_s=latency_s) for agent in fakes}
     models[CALCULATOR] = CalculatorChatModel()
     dadb = DADB(None, mode=Mode.TEST)
-    selector = UCBSelector(pool, dadb, load_embedder(embedder),
+    selector = ReputationSelector(pool, dadb, load_embedder(embedder),
                            SelectorConfig(k=k, top_m=len(pool), seed=seed, exploration_c=0.0))
     return Team(pool=pool, models=models, selector=selector, scorer=build_scorer("consensus"), dadb=dadb)
 
