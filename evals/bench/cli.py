@@ -207,7 +207,8 @@ def crm_command(
     repeats: int = typer.Option(3, min=1, help="Timed passes per mode (the median is reported)."),
     threads: int = typer.Option(0, min=0, help="torch CPU threads (0: torch's default)."),
     seed: int = typer.Option(0, help="Seed of the random model and the synthetic answers."),
-    smoke: bool = typer.Option(False, "--smoke", help="Tiny model and short answers (for tests)."),
+    smoke: bool = typer.Option(False, "--smoke",
+                               help="Tiny model and short answers: a quick check that the benchmark runs."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """Batched against one-at-a-time PRM scoring on a random Qwen2 PRM on the CPU, side by side."""
