@@ -78,7 +78,7 @@ def selection_command(
                                 "after --loop-budget seconds, at least 3 queries)."),
     dim: int = typer.Option(384, min=2, help="Embedding dimension of the random profile vectors."),
     k: int = typer.Option(2, min=1, help="Candidates returned per subtask."),
-    top_m: int = typer.Option(16, min=1, help="Agents retrieved by FAISS before UCB scoring."),
+    top_m: int = typer.Option(16, min=1, help="Agents retrieved by FAISS before scoring."),
     loop_budget: float = typer.Option(3.0, min=0.0, help="Seconds of loop timing per size."),
     seed: int = typer.Option(0, help="Seed of vectors, statistics and queries."),
     roles: int = typer.Option(4, min=1, help="Also time pools of size/roles models in this many roles sharing "
@@ -86,7 +86,7 @@ def selection_command(
                               "top-M search; 1 skips it."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
-    """Selection time per subtask: FAISS top-M + vectorised UCB against the paper's per-agent Python loop."""
+    """Selection time per subtask: FAISS top-M + vectorised bandit score against the paper's per-agent Python loop."""
 
     from reso.evals.bench.selection import render_table, run_bench
 

@@ -2,7 +2,7 @@
 
 Task DAGs are drawn with the paper's generator (`reso.evals.synth.mas.random_dag`) at the MATH-MAS sizes
 (Easy / Medium / Hard: 3 / 5 / 7 sub-questions plus a final step that integrates all of them) and run
-through the real engine — the ReSo API, the UCB selector over a FAISS profile index, the consensus CRM
+through the real engine — the ReSo API, the reputation selector over a FAISS profile index, the consensus CRM
 and an in-memory DADB in training mode — with fake agents that only wait. Each agent's latency for each
 subtask is drawn beforehand from a log-normal, so the eager and waves schedules of one question face the
 same draws. Per question the critical path and the sequential time (the authors' release runs steps one

@@ -2,7 +2,7 @@
 
 A batch of GSM8K-MAS-Easy-shaped questions (three sub-questions, the second built on the first, plus the
 integration step "calculate Answer[0]*Answer[1]*Answer[2]") goes through the real runner
-(`reso.evals.runner.run_eval`: the ReSo engine, the UCB selector over a FAISS index, the consensus CRM, a
+(`reso.evals.runner.run_eval`: the ReSo engine, the reputation selector over a FAISS index, the consensus CRM, a
 DADB, results appended and fsynced item by item) with fake agents that wait a fixed latency and answer
 `\\boxed{1}`, beside the exact calculator tool agent. Every item is right (1·1·1 = 1), a sanity check.
 

@@ -1,11 +1,11 @@
-"""`reso bench selection`: per-subtask selection time, FAISS + vectorised UCB against the paper's Python loop.
+"""`reso bench selection`: per-subtask selection time, FAISS + vectorised bandit score against the paper's Python loop.
 
 For each pool size N the benchmark makes N synthetic agents with random unit profile vectors and random
 DADB statistics (every agent visited 1-50 times), then times, on the same query vectors:
 
 - the FAISS selector: `ReputationSelector.select_vector`, i.e. the index search for the top M, the statistics
   lookup (the in-memory `StatsCache` checks the DADB's version, one SQLite `PRAGMA data_version` read,
-  then gathers arrays), the vectorised UCB score of the M candidates, the top-k sort and the `Candidate`
+  then gathers arrays), the vectorised bandit score of the M candidates, the top-k sort and the `Candidate`
   objects;
 - the release's coarse stage (`ReleaseLoop` in `reso.evals.bench.paper_loop`): one asyncio coroutine per
   agent, cosine with numpy, averages over each agent's reward and cost history lists, the scalar score,
