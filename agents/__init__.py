@@ -7,7 +7,7 @@
   an `AgentAnswer` (tokens, cost, latency, and on failure its `FailureKind`), retried under a `RetryPolicy`,
   with a circuit breaker per endpoint (`Health`).
 - Choosing, `selection/`: the profile embedder and FAISS index, the scores and the selectors
-  (`UCBSelector`, `RandomSelector`, all implementing `Selector`).
+  (`ReputationSelector`, `RandomSelector`, all implementing `Selector`).
 - Remembering, `dadb/`: the DADB of every agent's statistics (`AgentDatabase`, `open_dadb`) on SQLite or
   PostgreSQL.
 
@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from reso.agents.selection.selector import (
         Candidate,
         RandomSelector,
+        ReputationSelector,
         Selector,
         SelectorConfig,
-        UCBSelector,
     )
 
 __all__ = [
@@ -54,10 +54,10 @@ __all__ = [
     "PoolError",
     "ProfileIndex",
     "RandomSelector",
+    "ReputationSelector",
     "RetryPolicy",
     "Selector",
     "SelectorConfig",
-    "UCBSelector",
     "call_agent",
     "load_chat_model",
     "load_embedder",
@@ -80,5 +80,5 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "pool": ["Pool", "PoolError", "load_pool"],
     "profiles": ["Agent", "ModelSpec"],
     "adapters.retry": ["RetryPolicy"],
-    "selection.selector": ["Candidate", "RandomSelector", "Selector", "SelectorConfig", "UCBSelector"],
+    "selection.selector": ["Candidate", "RandomSelector", "ReputationSelector", "Selector", "SelectorConfig"],
 })

@@ -89,8 +89,8 @@ def model_files(spec: str) -> list[str]:
 
 
 def portable_model(model: str) -> str:
-    """A model as a CRM keys it: a `replay:`/`local:` spec by its `model_name` (records written before
-    models were named so hold the spec, absolute paths and all); any other name as given."""
+    """A model as a CRM keys it: a `replay:`/`local:` spec (a run's records hold the spec, absolute paths and
+    all) by its `model_name`; any other name as given."""
     provider, sep, _ = model.partition(":")
     return model_name(model) if sep and provider in FILE_PROVIDERS else model
 

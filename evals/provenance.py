@@ -13,9 +13,9 @@ compared with it before any item runs. A difference is refused with one line nam
   recorded models by their files' names and contents, wherever they are installed);
 - `settings`: the settings that change answers (`ANSWER_SETTINGS`, after the method's overrides).
 
-A folder written before provenance existed, or one that holds no rows yet, takes the current run's
-provenance (the first with a note saying its earlier rows were not checked). To keep a folder's rows under
-new settings regardless, delete its `provenance.json`.
+A folder that holds no rows yet takes the current run's provenance. To keep a folder's rows under new
+settings regardless, delete its `provenance.json`: the next run records its own, with a note saying that the
+rows already there were not checked.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, field_validator
 
 from reso.agents.dadb.url import is_postgres_url, without_credentials
 from reso.agents.pool import Pool
@@ -44,8 +44,8 @@ _HASHED_FILE_LIMIT = 64 << 20
 # The settings that change what a run answers or how it is judged: a rerun that differs in any is refused.
 ANSWER_SETTINGS: tuple[str, ...] = (
     "scorer", "scorer_sees_reference", "mode", "planner", "planner_model", "k", "k_max", "confidence", "peer_margin",
-    "escalate_to", "integration", "top_m", "selection", "ucb_variant", "cost_weight", "exploration", "explore_when_frozen",
-    "db", "embedder", "context_policy", "seed",
+    "escalate_to", "integration", "top_m", "selection", "score_variant", "cost_weight", "exploration",
+    "explore_when_frozen", "db", "embedder", "context_policy", "seed",
     # Per-question limits decide whether an item's answer is cut short (unlike the run budgets, which only
     # decide how many items run and are not settings).
     "max_tokens", "max_usd", "max_seconds", "call_timeout_s",
@@ -53,6 +53,13 @@ ANSWER_SETTINGS: tuple[str, ...] = (
 # Settings that do not change answers: `pool` is compared by content (`Provenance.pool`), not by path;
 # `schedule` only orders when subtasks start; `review_plan` pauses interactive runs, never an evaluation.
 OTHER_SETTINGS: tuple[str, ...] = ("pool", "schedule", "review_plan")
+
+
+# Settings renamed since folders were first written (`ucb_variant`, and the `selection` value `ucb`): a folder
+# recorded under the old names is read under the new ones, so it still resumes and a changed value is still
+# refused.
+_RENAMED_SETTINGS = {"ucb_variant": "score_variant"}
+_RENAMED_VALUES = {("selection", "ucb"): "reputation"}
 
 
 class ProvenanceError(ResultsFormatError):
@@ -76,6 +83,18 @@ class Provenance(BaseModel):
     settings: dict[str, Any]
     items: dict[str, str]
     note: str | None = None
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _current_names(cls, settings: Any) -> Any:
+        """The recorded settings under this version's names."""
+        if not isinstance(settings, dict):
+            return settings
+        current: dict[str, Any] = {}
+        for name, value in settings.items():
+            name = _RENAMED_SETTINGS.get(str(name), str(name))
+            current[name] = _RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
+        return current
 
     @classmethod
     def of_run(cls, *, method: str, dataset: str, settings: ReSoSettings, pool: Pool,
@@ -117,8 +136,8 @@ class Provenance(BaseModel):
         """
         path = folder / FILE_NAME
         if not path.exists():
-            note = (f"recorded on resume: the {rows} row(s) already here were written before provenance was "
-                    "kept and were not checked") if rows else None
+            note = (f"recorded on resume: the {rows} row(s) already here were not checked (the folder had no "
+                    f"{FILE_NAME})") if rows else None
             _write(path, self.model_copy(update={"note": note}))
             return
         old = read_provenance(path)

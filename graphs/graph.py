@@ -34,12 +34,8 @@ async def run_context(runtime: Runtime[RunContext]) -> RunContext:
 
 
 def state_dag(state: ReSoState) -> TaskDAG:
-    """The state's task DAG, validated from the JSON the state keeps (the model itself from a checkpoint
-    saved when the state held models; rebuilt from the plan for one saved before it held the DAG at all)."""
-    dag: Any = state.get("dag")
-    if isinstance(dag, TaskDAG):
-        return dag
-    return TaskDAG.model_validate(dag) if dag is not None else TaskDAG.from_steps(state["plan"])
+    """The state's task DAG, validated from the JSON the state keeps."""
+    return TaskDAG.model_validate(state["dag"])
 
 
 def _planned(dag: TaskDAG, notes: list[str], started: float | None = None) -> dict[str, Any]:

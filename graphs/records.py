@@ -2,8 +2,7 @@
 
 Code works on these pydantic models, from the subtask that makes them to the caller. Graph state holds
 subtask records as plain JSON (`state_steps`), so that no checkpointer, Studio's (`langgraph dev`) included,
-ever has a class of ours to revive; `step_records` reads them back, and also the models that checkpoints
-saved before kept.
+ever has a class of ours to revive; `step_records` reads them back.
 """
 
 from __future__ import annotations
@@ -95,11 +94,9 @@ def state_steps(records: Mapping[str, StepRecord]) -> dict[str, StepJSON]:
     return {step_id: record.model_dump(mode="json") for step_id, record in records.items()}
 
 
-def step_records(steps: Mapping[str, StepRecord | Mapping[str, Any]] | None) -> StepRecords:
-    """Subtask records by id, typed: validated from the state's JSON, or as they are (models an older
-    checkpoint kept)."""
-    return {step_id: record if isinstance(record, StepRecord) else StepRecord.model_validate(record)
-            for step_id, record in (steps or {}).items()}
+def step_records(steps: Mapping[str, StepJSON] | None) -> StepRecords:
+    """Subtask records by id, validated from the state's JSON."""
+    return {step_id: StepRecord.model_validate(record) for step_id, record in (steps or {}).items()}
 
 
 class Usage(BaseModel):

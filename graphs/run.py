@@ -117,7 +117,7 @@ class DagRun:
             future.set_result(task.result())
         self._start_ready()
 
-    async def result(self, step_id: str, steps: Mapping[str, StepRecord | StepJSON]) -> StepRecord:
+    async def result(self, step_id: str, steps: Mapping[str, StepJSON]) -> StepRecord:
         """The record of `step_id`, running it (and, eagerly, whatever becomes ready) as needed; `steps` are
         the graph state's records (a resumed run's include those its checkpoint saved)."""
         self.results.update(step_records({known_id: record for known_id, record in steps.items()

@@ -49,7 +49,7 @@ class Integration(StrEnum):
 class SelectionPolicy(StrEnum):
     """How the coarse stage chooses candidates: ReSo's bandit over the profile index, or at random."""
 
-    UCB = "ucb"
+    REPUTATION = "reputation"
     RANDOM = "random"
 
 
@@ -78,16 +78,18 @@ class ReSoSettings:
     integration: Integration = field(default=Integration.TOOL, metadata={"description": (
         "tool: a plan's integration step (the final step of a plan of several, `TaskDAG.role`) goes to the "
         "pool's exact tool for every method, when the pool has one; select: chosen like any other subtask.")})
-    top_m: int = field(default=16, metadata={"description": "Agents retrieved from the profile index before UCB."})
+    top_m: int = field(default=16, metadata={"description": "Agents retrieved from the profile index before scoring."})
     selection: SelectionPolicy = field(
-        default=SelectionPolicy.UCB, metadata={"description": "ucb (ReSo) or random (the paper's ablation)."}
+        default=SelectionPolicy.REPUTATION,
+        metadata={"description": "reputation (ReSo's bandit score, `score_variant`) or random (the paper's ablation)."}
     )
-    ucb_variant: Variant = field(
+    score_variant: Variant = field(
         default=Variant.THOMPSON,
         metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, MOSS, cost-normalised UCB "
                   "or the paper's UCB (see reso.agents.selection.scoring)."},
     )
-    cost_weight: float = field(default=1.0, metadata={"description": "Weight of the cost penalty in UCB."})
+    cost_weight: float = field(default=1.0,
+                               metadata={"description": "Weight of the cost penalty in the coarse-stage score."})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
     scorer_sees_reference: bool = field(
         default=False,
@@ -99,7 +101,7 @@ class ReSoSettings:
         "sampling; a learning-only training run may want more than routing does).")})
     explore_when_frozen: bool = field(
         default=False,
-        metadata={"description": "Keep the UCB exploration bonus in test mode (default: exploit what was learned)."},
+        metadata={"description": "Keep the exploration bonus in test mode (default: exploit what was learned)."},
     )
     db: str = field(default="", metadata={"description": (
         "DADB: a SQLite file or a postgresql:// URL; empty = in memory for this process.")})

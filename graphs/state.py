@@ -1,8 +1,8 @@
 """The state of the top-level ReSo graph (plan → execute → answer), with its input and output views, and
 the state of one question's task-DAG graph (`DagState`).
 
-The bottom of the graph modules: of `reso.graphs` it imports only the plan (`reso.graphs.dag`) and the
-records (`reso.graphs.records`); the graphs built on it (`reso.graphs.compile`, `reso.graphs.graph`) import it.
+The bottom of the graph modules: of `reso.graphs` it imports only the records (`reso.graphs.records`); the
+graphs built on it (`reso.graphs.compile`, `reso.graphs.graph`) import it.
 
 The state holds plain data only (JSON: str, numbers, lists, dicts), so that a checkpoint never asks a
 serializer to revive a class of ours: LangGraph's default one warns "Deserializing unregistered type …" on
@@ -23,9 +23,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from reso.agents.adapters.failures import FailureKind
-from reso.graphs.dag import TaskDAG
-from reso.graphs.records import StepJSON, StepRecord
+from reso.graphs.records import StepJSON
 
 
 def merge_steps(left: Mapping[str, StepJSON] | None,
@@ -71,15 +69,10 @@ class ReSoState(InputState, OutputState, total=False):
     budget_exceeded: bool
 
 
-# The classes that checkpoints saved before the state held plain data contain (its `dag` and `steps`, and the
-# failure kinds inside the records): revived without a warning, so those runs resume as they would have.
-EARLIER_STATE_TYPES: tuple[type, ...] = (TaskDAG, StepRecord, FailureKind)
-
-
 def state_serializer() -> JsonPlusSerializer:
-    """The serializer of this graph's checkpoints: LangGraph's, reviving only its own safe types and
-    `EARLIER_STATE_TYPES` (any other class is blocked and read back as its data)."""
-    return JsonPlusSerializer(allowed_msgpack_modules=EARLIER_STATE_TYPES)
+    """The serializer of this graph's checkpoints: LangGraph's, reviving only its own safe types (the state
+    holds plain data; any class is blocked and read back as its data)."""
+    return JsonPlusSerializer(allowed_msgpack_modules=None)
 
 
 class DagState(TypedDict, total=False):

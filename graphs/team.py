@@ -100,7 +100,7 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     from reso.agents.dadb.open import open_dadb
     from reso.agents.selection.config import SelectorConfig
     from reso.agents.selection.embeddings import load_embedder
-    from reso.agents.selection.selector import RandomSelector, UCBSelector
+    from reso.agents.selection.selector import RandomSelector, ReputationSelector
     from reso.reward.registry import build_scorer
 
     if pool is None:
@@ -108,7 +108,7 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     # A frozen DADB learns nothing from exploring, so test mode exploits unless told otherwise.
     exploit = settings.mode == Mode.TEST and not settings.explore_when_frozen
     config = (SelectorConfig(k=settings.k, seed=settings.seed) if settings.selection == SelectionPolicy.RANDOM else
-              SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.ucb_variant,
+              SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.score_variant,
                              cost_weight=settings.cost_weight, seed=settings.seed,
                              exploration_c=0.0 if exploit else settings.exploration))
     embedder = load_embedder(settings.embedder) if settings.selection != SelectionPolicy.RANDOM else None
@@ -122,7 +122,7 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     dadb = open_dadb(settings.db or None, mode=settings.mode)
     stats = StatsCache(dadb, pool.ids)
     selector: Selector = (RandomSelector(pool, dadb, config=config) if embedder is None else
-                          UCBSelector(pool, dadb, embedder, config, stats=stats))
+                          ReputationSelector(pool, dadb, embedder, config, stats=stats))
     return Team(pool=pool, models=models, selector=selector, scorer=scorer, dadb=dadb, stats=stats,
                 planner_model=planner_model, health=Health.for_pool(pool))
 

@@ -55,12 +55,6 @@ def failed_score(reason: str) -> Score:
     return Score(FAILED_VALUE, SCORER_FAILED + reason, failed=True)
 
 
-def is_failure(reason: str | None) -> bool:
-    """Whether a score reason is a scorer failure's (see `failed_score`): how records written before they
-    carried `score_failed` say so."""
-    return reason is not None and reason.startswith(SCORER_FAILED)
-
-
 def scorer_failures(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """How many recorded candidates (dicts with `score`, `score_failed` and `score_reason`) were scored, how
     many of those scores failed, and the first failure's reason."""
@@ -70,10 +64,7 @@ def scorer_failures(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if candidate.get("score") is None:
             continue
         scored += 1
-        score_failed = candidate.get("score_failed")
-        if score_failed is None:  # a record written before the flag
-            score_failed = is_failure(candidate.get("score_reason"))
-        if score_failed:
+        if candidate["score_failed"]:
             failed += 1
             first = first or candidate.get("score_reason")
     return {"failed": failed, "scored": scored, "first": first}

@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from reso.agents.profiles import portable_model
 from reso.reward.answer_features import SOLUTION_FEATURES, Solution, read_solution
 from reso.reward.base import Score, ScoreItem, Scorer, failed_score
 from reso.reward.features import (
@@ -275,12 +274,12 @@ class SmallCRM:
                 f"got {meta.get('kind')}/{meta.get('format_version')} (retrain with `reso crm train`)"
             )
         config = dict(meta["config"])
-        config["group_sizes"] = tuple(config.get("group_sizes", ()))
+        config["group_sizes"] = tuple(config["group_sizes"])  # JSON holds it as a list
         crm = cls(SmallCRMConfig(**config))
-        crm.model_priors = {portable_model(str(k)): float(v) for k, v in meta["model_priors"].items()}
+        crm.model_priors = {str(k): float(v) for k, v in meta["model_priors"].items()}
         crm.base_rate = float(meta["base_rate"])
         crm.n_train = int(meta["n_train"])
-        crm.selection = dict(meta.get("selection") or {})
+        crm.selection = dict(meta["selection"])
         fitted = joblib.load(directory / MODEL_FILE)
         crm.use_models(answer_model=fitted["answer"], group_model=fitted["group"], views=fitted["views"])
         return crm

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reso.evals.methods import ORACLE_LABEL
 from reso.evals.reports.stats import wilson_interval
 
-SETTINGS = {"pool": "", "k": 2, "cost_weight": 1.0, "selection": "ucb", "scorer": "consensus", "mode": "test",
+SETTINGS = {"pool": "", "k": 2, "cost_weight": 1.0, "selection": "reputation", "scorer": "consensus", "mode": "test",
             "db": "dadb.sqlite", "seed": 0}
 
 
@@ -47,8 +48,9 @@ def result_row(item_id: str, correct: bool, cost: float = 0.01, *, answer: str |
 
 
 def write_run(folder: Path, rows: Sequence[dict[str, Any]], *, method: str = "reso", dataset: str = "fixture",
-              mode: str = "test", **settings: Any) -> Path:
-    """Write `folder/results.jsonl` and a matching `folder/summary.json`; returns the folder."""
+              mode: str = "test", method_label: str | None = None, **settings: Any) -> Path:
+    """Write `folder/results.jsonl` and a matching `folder/summary.json`; returns the folder. The method is
+    labelled `method_label`, by default as the runner labels the methods that fixtures use."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     n = len(rows)
@@ -56,7 +58,8 @@ def write_run(folder: Path, rows: Sequence[dict[str, Any]], *, method: str = "re
     cost = sum(row["usage"]["cost_usd"] for row in rows)
     tokens = sum(row["usage"]["total_tokens"] for row in rows)
     summary = {
-        "dataset": dataset, "method": method, "mode": mode, "n": n, "correct": correct,
+        "dataset": dataset, "method": method, "method_label": method_label or (ORACLE_LABEL if method == "oracle" else method),
+        "mode": mode, "n": n, "correct": correct,
         "accuracy": correct / n if n else 0.0, "accuracy_ci95": wilson_interval(correct, n),
         "total_tokens": tokens, "tokens_per_item": tokens / n if n else 0.0, "cost_usd": cost,
         "cost_per_item_usd": cost / n if n else 0.0, "latency_s": 0.5, "wall_s": 1.0, "failed_items": 0,

@@ -17,7 +17,7 @@ from reso.agents.pool import Pool, pool_from_dict
 from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
 from reso.agents.selection.index import ProfileIndex
-from reso.agents.selection.selector import UCBSelector
+from reso.agents.selection.selector import ReputationSelector
 
 HASH = load_embedder("hash:64")
 
@@ -31,12 +31,12 @@ def priced_pool(prices: dict[str, float]) -> Pool:
     ]})
 
 
-def vector_selector(prices, vectors, dadb=None, **config) -> UCBSelector:
+def vector_selector(prices, vectors, dadb=None, **config) -> ReputationSelector:
     """A selector whose profile vectors are `vectors` (one row per agent); the seed defaults to 0."""
     pool = priced_pool(prices)
     index = ProfileIndex.build(pool.ids, np.asarray(vectors, dtype=np.float32))
     config.setdefault("seed", 0)
-    return UCBSelector(pool, dadb or DADB(), HASH, SelectorConfig(**config), index=index)
+    return ReputationSelector(pool, dadb or DADB(), HASH, SelectorConfig(**config), index=index)
 
 
 def tiny_dadb() -> DADB:

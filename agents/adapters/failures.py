@@ -81,21 +81,7 @@ def failure_kind(error: BaseException) -> FailureKind:
     return FailureKind.ERROR
 
 
-# Error lines of results files written before kinds existed start with the exception's type name.
-_LEGACY_NAMES = {"BudgetExceeded": FailureKind.BUDGET_EXCEEDED, "NoRecordingError": FailureKind.NO_RECORDING,
-                 "ToolDeclined": FailureKind.TOOL_DECLINED, "TimeoutError": FailureKind.TIMEOUT}
-
-
 def recorded_failure(candidate: dict[str, object]) -> FailureKind | None:
-    """The failure kind of a candidate as a results line stores it (None: it answered).
-
-    Lines written before kinds existed carry only the error line; its leading exception name is read
-    instead (a run-budget refusal then reads as a question-budget one: such lines were never written).
-    """
+    """The failure kind of a candidate as a results line stores it (None: it answered)."""
     kind = candidate.get("failure")
-    if kind is not None:
-        return FailureKind(str(kind))
-    error = candidate.get("error")
-    if not error:
-        return None
-    return _LEGACY_NAMES.get(str(error).split(":", 1)[0].strip(), FailureKind.ERROR)
+    return None if kind is None else FailureKind(str(kind))

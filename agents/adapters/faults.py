@@ -87,11 +87,6 @@ def fault_for(config: FaultConfig, index: int, stream: str = "") -> FaultKind | 
     return config.kinds[min(int(pick * len(config.kinds)), len(config.kinds) - 1)]
 
 
-def fault_counts(config: FaultConfig, calls: int, stream: str = "") -> Counter[str]:
-    """How many of the first `calls` calls get each fault kind (a preview of a run, for tests and reports)."""
-    return Counter(kind for i in range(calls) if (kind := fault_for(config, i, stream)) is not None)
-
-
 def _request() -> Any:
     # Any: openai 2 types its errors' requests as `httpx.Request`, openai 3 as `httpx2.Request`; both
     # only read the request's attributes, which httpx's has.

@@ -4,7 +4,7 @@ The coarse stage embeds the subtask (`embeddings.py`; optionally a model-written
 `target_profile.py`), retrieves the most similar agent profiles from a FAISS index (`index.py`) and scores
 them (`scoring.py`, with `posterior.py`'s Beta posteriors for Thompson sampling and KL-UCB) from DADB
 statistics mirrored in memory (`stats_cache.py`); `selector.py` returns the best `Candidate`s
-(`UCBSelector`, `RandomSelector`, both implementing `Selector`), configured by `config.py`'s `SelectorConfig`.
+(`ReputationSelector`, `RandomSelector`, both implementing `Selector`), configured by `config.py`'s `SelectorConfig`.
 
 Public names are imported on first use, so importing the package loads neither FAISS nor an embedding model.
 """
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from reso.agents.selection.index import ProfileIndex, profile_index_for_pool
     from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, thompson_belief
     from reso.agents.selection.scoring import score_components
-    from reso.agents.selection.selector import Candidate, RandomSelector, Selector, UCBSelector
+    from reso.agents.selection.selector import Candidate, RandomSelector, ReputationSelector, Selector
     from reso.agents.selection.stats_cache import Standings, StatsCache
     from reso.agents.selection.target_profile import TargetProfileWriter
 
@@ -30,12 +30,12 @@ __all__ = [
     "Embedder",
     "ProfileIndex",
     "RandomSelector",
+    "ReputationSelector",
     "Selector",
     "SelectorConfig",
     "Standings",
     "StatsCache",
     "TargetProfileWriter",
-    "UCBSelector",
     "beta_posterior",
     "kl_upper_bound",
     "load_embedder",
@@ -52,7 +52,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "posterior": ["beta_posterior", "kl_upper_bound", "thompson_belief"],
     "scoring": ["score_components"],
     "config": ["SelectorConfig"],
-    "selector": ["Candidate", "RandomSelector", "Selector", "UCBSelector"],
+    "selector": ["Candidate", "RandomSelector", "ReputationSelector", "Selector"],
     "stats_cache": ["Standings", "StatsCache"],
     "target_profile": ["TargetProfileWriter"],
 })

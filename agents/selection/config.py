@@ -12,7 +12,7 @@ __all__ = ["SelectorConfig", "Variant"]
 
 
 class Variant(StrEnum):
-    """The coarse stage's score formula (the setting `ucb_variant`, `SelectorConfig.variant`)."""
+    """The coarse stage's score formula (the setting `score_variant`, `SelectorConfig.variant`)."""
 
     THOMPSON = "thompson"
     KL_UCB = "kl-ucb"
@@ -34,7 +34,7 @@ def _doc(text: str) -> dict[str, str]:
 class SelectorConfig:
     """Weights and sizes of the coarse stage (see `reso.agents.selection.scoring` for the formula)."""
 
-    top_m: int = field(default=16, metadata=_doc("Agents retrieved by profile similarity before UCB scoring."))
+    top_m: int = field(default=16, metadata=_doc("Agents retrieved by profile similarity before the bandit score."))
     k: int = field(default=2, metadata=_doc("Candidates returned per subtask (the fine stage runs them)."))
     w_sim: float = field(default=0.6, metadata=_doc("Weight of the cosine similarity (S_sim = w_sim * cos)."))
     w_rep: float = field(default=2.0, metadata=_doc(

@@ -17,9 +17,9 @@ Cost penalty `P_cost`:
 
 - `paper`: `ln(1 + mean cost per call in USD)` with mean cost 0 before any visit; `cost_weight` is not
   applied, as in the authors' release. At typical prices this is ~0.002, so cost has no influence.
-- `normalized` (default): each candidate's expected cost per call is smoothed with one pseudo-call at its
-  list price, `cost = (cost_sum + prior) / (n + 1)`, where `prior = price_in * prior_input_tokens +
-  price_out * prior_output_tokens` (per token); then
+- `normalized`, and the Bayesian variants below (`thompson`, the default, among them): each candidate's
+  expected cost per call is smoothed with one pseudo-call at its list price, `cost = (cost_sum + prior) /
+  (n + 1)`, where `prior = price_in * prior_input_tokens + price_out * prior_output_tokens` (per token); then
 
       P_cost = cost_weight * cost / max(max cost among the candidates, cost_ref_usd)
 

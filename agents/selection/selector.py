@@ -43,7 +43,7 @@ from reso.agents.selection.profile_groups import ProfileGroups
 from reso.agents.selection.scoring import score_components
 from reso.agents.selection.stats_cache import StatsCache
 
-__all__ = ["Candidate", "RandomSelector", "Selector", "UCBSelector"]
+__all__ = ["Candidate", "RandomSelector", "ReputationSelector", "Selector"]
 
 
 class SelectionStreams:
@@ -93,10 +93,10 @@ class Selector(Protocol):
         ...
 
 
-class UCBSelector:
-    """FAISS top-M retrieval followed by the vectorised bandit score; the paper's coarse stage, made scalable.
-
-    The name is historical: the score is Thompson sampling by default (`SelectorConfig.variant`)."""
+class ReputationSelector:
+    """The paper's coarse stage, made scalable: FAISS top-M retrieval by profile similarity, then a vectorised
+    bandit score of similarity, reputation (the DADB's success record) and cost (`SelectorConfig.variant`:
+    Thompson sampling by default)."""
 
     def __init__(
         self,
@@ -254,7 +254,7 @@ def _head_ranking(score: np.ndarray, jitter: np.ndarray, head: int) -> np.ndarra
 
 
 class RandomSelector:
-    """Uniformly random k agents per subtask (the paper's ablation); same interface as `UCBSelector`."""
+    """Uniformly random k agents per subtask (the paper's ablation); same interface as `ReputationSelector`."""
 
     def __init__(
         self,

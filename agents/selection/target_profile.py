@@ -3,7 +3,7 @@
 By default the selector embeds the subtask text itself (no extra model call). The paper instead asks a
 model to describe the ideal expert for the subtask and embeds that description, which reads like the
 agents' own profiles. `TargetProfileWriter` produces such a description with any LangChain chat model,
-remembering the answer per subtask text; pass its output to `UCBSelector.select` in place of the subtask.
+remembering the answer per subtask text; pass its output to `ReputationSelector.select` in place of the subtask.
 """
 
 from __future__ import annotations

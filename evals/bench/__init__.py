@@ -3,7 +3,7 @@
 - `eval.py`: the batch runner's throughput against the ideal time for its concurrency.
 - `dag.py`: the engine's wall time against each question's critical path, with its overhead per subtask.
 - `scale.py`: the Ray backend's throughput with 1, 2 and 4 workers on a two-node local cluster.
-- `selection.py`: per-subtask selection time, FAISS + vectorised UCB against the authors' per-agent loop
+- `selection.py`: per-subtask selection time, FAISS + vectorised bandit score against the authors' per-agent loop
   (re-implemented in `paper_loop.py`).
 - `routing.py`: how fast each selection policy learns to route subtasks to the best agent.
 - `faults.py`: ReSo with every LLM model behind a fault injector, at several fault rates.

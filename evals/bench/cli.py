@@ -78,7 +78,7 @@ def selection_command(
                                 "after --loop-budget seconds, at least 3 queries)."),
     dim: int = typer.Option(384, min=2, help="Embedding dimension of the random profile vectors."),
     k: int = typer.Option(2, min=1, help="Candidates returned per subtask."),
-    top_m: int = typer.Option(16, min=1, help="Agents retrieved by FAISS before UCB scoring."),
+    top_m: int = typer.Option(16, min=1, help="Agents retrieved by FAISS before scoring."),
     loop_budget: float = typer.Option(3.0, min=0.0, help="Seconds of loop timing per size."),
     seed: int = typer.Option(0, help="Seed of vectors, statistics and queries."),
     roles: int = typer.Option(4, min=1, help="Also time pools of size/roles models in this many roles sharing "
@@ -86,7 +86,7 @@ def selection_command(
                               "top-M search; 1 skips it."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
-    """Selection time per subtask: FAISS top-M + vectorised UCB against the paper's per-agent Python loop."""
+    """Selection time per subtask: FAISS top-M + vectorised bandit score against the paper's per-agent Python loop."""
 
     from reso.evals.bench.selection import render_table, run_bench
 
@@ -207,7 +207,8 @@ def crm_command(
     repeats: int = typer.Option(3, min=1, help="Timed passes per mode (the median is reported)."),
     threads: int = typer.Option(0, min=0, help="torch CPU threads (0: torch's default)."),
     seed: int = typer.Option(0, help="Seed of the random model and the synthetic answers."),
-    smoke: bool = typer.Option(False, "--smoke", help="Tiny model and short answers (for tests)."),
+    smoke: bool = typer.Option(False, "--smoke",
+                               help="Tiny model and short answers: a quick check that the benchmark runs."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """Batched against one-at-a-time PRM scoring on a random Qwen2 PRM on the CPU, side by side."""

@@ -2,7 +2,7 @@
 
 Task DAGs are drawn with the paper's generator (`reso.evals.synth.mas.random_dag`) at the MATH-MAS sizes
 (Easy / Medium / Hard: 3 / 5 / 7 sub-questions plus a final step that integrates all of them) and run
-through the real engine — the ReSo API, the UCB selector over a FAISS profile index, the consensus CRM
+through the real engine — the ReSo API, the reputation selector over a FAISS profile index, the consensus CRM
 and an in-memory DADB in training mode — with fake agents that only wait. Each agent's latency for each
 subtask is drawn beforehand from a log-normal, so the eager and waves schedules of one question face the
 same draws. Per question the critical path and the sequential time (the authors' release runs steps one
@@ -142,19 +142,19 @@ class DagBench:
         from reso.agents.dadb.sqlite import DADB
         from reso.agents.selection.config import SelectorConfig
         from reso.agents.selection.embeddings import load_embedder
-        from reso.agents.selection.selector import UCBSelector
+        from reso.agents.selection.selector import ReputationSelector
         from reso.graphs.api import ReSo
         from reso.graphs.planners.base import PlannerName
         from reso.graphs.team import Team
         from reso.reward.registry import build_scorer
 
         self.seed = seed
-        self.description = {"agents": n_agents, "k": k, "scorer": scorer, "selector": "ucb",
+        self.description = {"agents": n_agents, "k": k, "scorer": scorer, "selector": "reputation",
                             "embedder": embedder, "dadb": "memory, train", "seed": seed}
         self.pool = bench_pool(n_agents)
         self.models = {agent.id: LatencyChatModel() for agent in self.pool}
         dadb = DADB(None, mode=Mode.TRAIN)
-        selector = UCBSelector(self.pool, dadb, load_embedder(embedder),
+        selector = ReputationSelector(self.pool, dadb, load_embedder(embedder),
                                SelectorConfig(k=k, top_m=n_agents, seed=seed))
         self.team = Team(pool=self.pool, models=self.models, selector=selector,
                          scorer=build_scorer(scorer), dadb=dadb)

@@ -2,7 +2,7 @@
 
 A batch of GSM8K-MAS-Easy-shaped questions (three sub-questions, the second built on the first, plus the
 integration step "calculate Answer[0]*Answer[1]*Answer[2]") goes through the real runner
-(`reso.evals.runner.run_eval`: the ReSo engine, the UCB selector over a FAISS index, the consensus CRM, a
+(`reso.evals.runner.run_eval`: the ReSo engine, the reputation selector over a FAISS index, the consensus CRM, a
 DADB, results appended and fsynced item by item) with fake agents that wait a fixed latency and answer
 `\\boxed{1}`, beside the exact calculator tool agent. Every item is right (1·1·1 = 1), a sanity check.
 
@@ -71,7 +71,7 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
     from reso.agents.pool import pool_from_dict
     from reso.agents.selection.config import SelectorConfig
     from reso.agents.selection.embeddings import load_embedder
-    from reso.agents.selection.selector import UCBSelector
+    from reso.agents.selection.selector import ReputationSelector
     from reso.evals.bench.dag import LatencyChatModel, bench_pool
     from reso.graphs.team import Team
     from reso.reward.registry import build_scorer
@@ -86,7 +86,7 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
     models: dict[str, BaseChatModel] = {agent.id: LatencyChatModel(default_s=latency_s) for agent in fakes}
     models[CALCULATOR] = CalculatorChatModel()
     dadb = DADB(None, mode=Mode.TEST)
-    selector = UCBSelector(pool, dadb, load_embedder(embedder),
+    selector = ReputationSelector(pool, dadb, load_embedder(embedder),
                            SelectorConfig(k=k, top_m=len(pool), seed=seed, exploration_c=0.0))
     return Team(pool=pool, models=models, selector=selector, scorer=build_scorer("consensus"), dadb=dadb)
 

@@ -4,7 +4,7 @@ Simulated agents succeed with given probabilities (reward 1 with probability p, 
 subtask domain. A stream of subtasks (each with a domain drawn uniformly when domains are given) is
 routed by every selection policy, each with its own fresh in-memory DADB:
 
-- one `UCBSelector` (k = 1, default weights) per score variant: `thompson`, `kl-ucb`, `moss`, `normalized`,
+- one `ReputationSelector` (k = 1, default weights) per score variant: `thompson`, `kl-ucb`, `moss`, `normalized`,
   `paper`;
 - `greedy`: the `normalized` selector with `exploration_c = 0` (best smoothed mean so far, no bonus);
 - `random`: `RandomSelector`, the paper's ablation.
@@ -43,7 +43,7 @@ from reso.agents.dadb.sqlite import DADB
 from reso.agents.selection.config import SelectorConfig, Variant
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import ProfileIndex
-from reso.agents.selection.selector import RandomSelector, UCBSelector
+from reso.agents.selection.selector import RandomSelector, ReputationSelector
 from reso.evals.bench.selection import synthetic_pool
 
 DEFAULT_AGENTS = 63
@@ -190,9 +190,9 @@ def _selectors(arms: Arms, seed: int, exploration_c: float | None = None,
     per_domain = arms.domains != [None]
     embedder = HashEmbedder(8)
 
-    def selector(**overrides: Any) -> UCBSelector:
+    def selector(**overrides: Any) -> ReputationSelector:
         config = SelectorConfig(top_m=top_m, k=1, seed=seed, per_domain=per_domain, **overrides)
-        return UCBSelector(pool, DADB(), embedder, config, index=index)
+        return ReputationSelector(pool, DADB(), embedder, config, index=index)
 
     tuned = {} if exploration_c is None else {"exploration_c": exploration_c}
     makers: dict[str, Any] = {

@@ -53,10 +53,10 @@ class LatencyTeam:
         from reso.agents.dadb.open import open_dadb
         from reso.agents.selection.config import SelectorConfig
         from reso.agents.selection.embeddings import load_embedder
-        from reso.agents.selection.selector import UCBSelector
+        from reso.agents.selection.selector import ReputationSelector
 
         dadb = open_dadb(settings.db, mode=settings.mode)
-        selector = UCBSelector(team.pool, dadb, load_embedder(settings.embedder),
+        selector = ReputationSelector(team.pool, dadb, load_embedder(settings.embedder),
                                SelectorConfig(k=settings.k, top_m=len(team.pool), seed=settings.seed,
                                               exploration_c=0.0))
         return dataclasses.replace(team, dadb=dadb, selector=selector)

@@ -1,11 +1,11 @@
-"""`reso bench selection`: per-subtask selection time, FAISS + vectorised UCB against the paper's Python loop.
+"""`reso bench selection`: per-subtask selection time, FAISS + vectorised bandit score against the paper's Python loop.
 
 For each pool size N the benchmark makes N synthetic agents with random unit profile vectors and random
 DADB statistics (every agent visited 1-50 times), then times, on the same query vectors:
 
-- the FAISS selector: `UCBSelector.select_vector`, i.e. the index search for the top M, the statistics
+- the FAISS selector: `ReputationSelector.select_vector`, i.e. the index search for the top M, the statistics
   lookup (the in-memory `StatsCache` checks the DADB's version, one SQLite `PRAGMA data_version` read,
-  then gathers arrays), the vectorised UCB score of the M candidates, the top-k sort and the `Candidate`
+  then gathers arrays), the vectorised bandit score of the M candidates, the top-k sort and the `Candidate`
   objects;
 - the release's coarse stage (`ReleaseLoop` in `reso.evals.bench.paper_loop`): one asyncio coroutine per
   agent, cosine with numpy, averages over each agent's reward and cost history lists, the scalar score,
@@ -38,7 +38,7 @@ from reso.agents.profiles import Agent, ModelSpec
 from reso.agents.selection.config import SelectorConfig, Variant
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import DEFAULT_HNSW_THRESHOLD, ProfileIndex
-from reso.agents.selection.selector import UCBSelector
+from reso.agents.selection.selector import ReputationSelector
 from reso.evals.bench.paper_loop import ReleaseLoop, loop_agents, plain_loop_select
 
 DEFAULT_SIZES = (63, 1000, 10_000, 100_000)
@@ -132,7 +132,7 @@ def bench_size(
     stats_rows = random_stats(ids, rng)
     dadb.load_stats(stats_rows)
     config = SelectorConfig(top_m=top_m, k=k, variant=Variant.PAPER, seed=seed)
-    selector = UCBSelector(pool, dadb, HashEmbedder(8), config, index=index)
+    selector = ReputationSelector(pool, dadb, HashEmbedder(8), config, index=index)
     queries, targets = planted_queries(vectors, repeats, rng)
 
     selector.select_vector(queries[0])  # warm-up: loads the statistics cache once
@@ -185,7 +185,8 @@ def bench_shared_profiles(size: int, roles: int, *, repeats: int, dim: int, k: i
         "plain_top_m": SelectorConfig(top_m=top_m, k=k, seed=seed, whole_profiles=False, role_weight=0.0,
                                       domain_prior=0.0),
     }
-    selectors = {name: UCBSelector(pool, dadb, HashEmbedder(8), config, index=index) for name, config in sides.items()}
+    selectors = {name: ReputationSelector(pool, dadb, HashEmbedder(8), config, index=index)
+                 for name, config in sides.items()}
     queries, _ = planted_queries(role_vectors, repeats, rng)
     times: dict[str, list[float]] = {name: [] for name in sides}
     for selector in selectors.values():

@@ -29,7 +29,7 @@ from reso.evals.reports.clusters import (
     dataset_items,
     resampling,
 )
-from reso.evals.reports.run_labels import method_kind, run_labels, with_model
+from reso.evals.reports.run_labels import method_kind, run_labels
 from reso.evals.reports.shared_questions import paired_cluster_robust
 from reso.evals.reports.stats import DEFAULT_RESAMPLES, PairedInterval, paired_bootstrap, wilson_interval
 
@@ -98,8 +98,7 @@ def load_run(folder: Path) -> Run:
     if not folder.is_dir():
         raise CompareError(f"{folder}: not a folder")
     rows = _result_rows(folder)
-    return Run(folder=folder, summary={**with_model(_summary(folder), rows.values()), "run": folder.name},
-               rows=rows)
+    return Run(folder=folder, summary={**_summary(folder), "run": folder.name}, rows=rows)
 
 
 def shared_ids(runs: Sequence[Run]) -> list[str]:

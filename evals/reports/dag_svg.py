@@ -4,7 +4,6 @@ the page needs no script, stylesheet or font from anywhere (it must work offline
 A step's layer is the length of the longest chain of dependencies leading to it; steps of one layer stack
 top to bottom in plan order. Each step is a box with its id and chosen agent, coloured by whether its value
 was right (`ok`), wrong (`bad`) or not judged (`unk`); arrows run from a dependency to its dependant.
-Results written before steps recorded their dependencies get the boxes without arrows.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ ARROW_DEFS = ('<svg width="0" height="0" style="position:absolute" aria-hidden="
 
 def layers(steps: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Step id → layer (0 for steps with no known dependency); unknown ids and cycles are ignored."""
-    needs = {str(step["id"]): [str(d) for d in step.get("depends_on") or []] for step in steps}
+    needs = {str(step["id"]): [str(d) for d in step["depends_on"]] for step in steps}
     layer: dict[str, int] = {}
 
     def depth(step_id: str, visiting: frozenset[str]) -> int:
@@ -68,7 +67,7 @@ def dag_svg(steps: Sequence[Mapping[str, Any]]) -> str:
              f'role="img" aria-label="task DAG">']
     for step in steps:
         x2, y2 = where[str(step["id"])]
-        for parent in step.get("depends_on") or []:
+        for parent in step["depends_on"]:
             if str(parent) not in where:
                 continue
             x1, y1 = where[str(parent)]

@@ -133,10 +133,8 @@ def _item(row: Mapping[str, Any]) -> str:
              f"<th>status</th></tr>{lines}</table>") if steps else "<p>No steps.</p>"
     candidates = "".join(_candidates(step) for step in steps)
     notes = "".join(f'<p class="note">{escape(str(note))}</p>' for note in row.get("notes") or [])
-    no_edges = steps and not any("depends_on" in step for step in steps)
-    caveat = '<p class="unk">Dependencies were not recorded in this run.</p>' if no_edges else ""
     return (f'<details class="item" id="item-{escape(str(row["id"]))}"><summary>{title}</summary>'
-            f"{dag_svg(steps)}{caveat}{table}{candidates}{notes}</details>")
+            f"{dag_svg(steps)}{table}{candidates}{notes}</details>")
 
 
 def _figure(caption: str, image: Path) -> str:
@@ -149,7 +147,7 @@ def render_run_html(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]
                     figures: Sequence[tuple[str, Path]] = ()) -> str:
     """The page of one run: `figures` are (caption, PNG file) pairs to embed."""
     title = f"{method_label(summary)} on {summary['dataset']} ({summary['mode']})"
-    interval = summary.get("accuracy_ci95")
+    interval = summary["accuracy_ci95"]
     stopped = (f'<p class="note"><b>Stopped early:</b> {escape(str(summary["stopped"]))} '
                "(the results are partial).</p>") if summary.get("stopped") else ""
     right = sum(1 for row in rows if row["correct"])

@@ -18,7 +18,7 @@ from typing import Any
 from reso.evals.reports.cost_plot import CostPoint, plot_accuracy_cost
 from reso.evals.reports.formatting import command_text, interval_text
 from reso.evals.reports.plots import NO_AGENT, OTHERS, plot_curve, plot_heatmap
-from reso.evals.reports.run_labels import method_kind, method_label, run_labels, with_model
+from reso.evals.reports.run_labels import method_kind, method_label, run_labels
 
 # The heatmap's columns, at most (and "others"): more stop being readable at a page's width.
 HEATMAP_COLUMNS = 12
@@ -98,15 +98,6 @@ def learning_curve(rows: Sequence[dict[str, Any]], window: int = 50) -> list[tup
     return curve
 
 
-def accuracy_interval(summary: dict[str, Any]) -> list[float] | None:
-    """The summary's 95 % interval of its accuracy (computed for summaries written before it was kept)."""
-    if "accuracy_ci95" in summary:
-        return summary["accuracy_ci95"]
-    from reso.evals.reports.stats import wilson_interval
-
-    return wilson_interval(summary["correct"], summary["n"])
-
-
 def _scorer_failure_lines(failures: dict[str, Any] | None) -> list[str]:
     """The CRM's failures, when it had any: how many of its scores failed, and the first reason."""
     if not failures or not failures.get("failed"):
@@ -122,8 +113,7 @@ def write_run_report(run_dir: Path) -> Path:
     from reso.evals.reports.html_report import write_run_html
 
     rows = _rows(run_dir)
-    summary = with_model(json.loads((run_dir / "summary.json").read_text(encoding="utf-8")), rows)
-    summary["accuracy_ci95"] = accuracy_interval(summary)
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     choices = agent_choices(rows)
     lines = [
         f"# {method_label(summary)} on {summary['dataset']} ({summary['mode']})",
@@ -167,14 +157,9 @@ def write_run_report(run_dir: Path) -> Path:
 
 
 def collect_summaries(parent: Path) -> list[dict[str, Any]]:
-    """The summaries of every run directly under `parent`, with their folder names (and a single model's run
-    with its model, `with_model`)."""
-    found = []
-    for summary_path in sorted(parent.glob("*/summary.json")):
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        rows = _rows(summary_path.parent) if method_kind(str(summary["method"])) == "single" else []
-        found.append({**with_model(summary, rows), "run": summary_path.parent.name})
-    return found
+    """The summaries of every run directly under `parent`, with their folder names."""
+    return [{**json.loads(summary_path.read_text(encoding="utf-8")), "run": summary_path.parent.name}
+            for summary_path in sorted(parent.glob("*/summary.json"))]
 
 
 def comparison_table(summaries: Sequence[dict[str, Any]]) -> list[str]:
@@ -182,14 +167,14 @@ def comparison_table(summaries: Sequence[dict[str, Any]]) -> list[str]:
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in summaries:
         lines.append(f"| {s['run']} | {method_label(s)} | {s['dataset']} | {s['mode']} | {s['n']} | "
-                     f"{s['accuracy']:.1%} | {interval_text(accuracy_interval(s))} | "
+                     f"{s['accuracy']:.1%} | {interval_text(s['accuracy_ci95'])} | "
                      f"{s['tokens_per_item']:.0f} | {s['cost_usd']:.4f} |")
     return lines
 
 
 def cost_points(summaries: Sequence[dict[str, Any]]) -> list[CostPoint]:
     """The accuracy–cost picture's points, one per summary, labelled apart by the settings that differ."""
-    return [CostPoint(label, method_kind(s["method"]), s["cost_per_item_usd"], s["accuracy"], accuracy_interval(s))
+    return [CostPoint(label, method_kind(s["method"]), s["cost_per_item_usd"], s["accuracy"], s["accuracy_ci95"])
             for s, label in zip(summaries, run_labels(summaries), strict=True)]
 
 

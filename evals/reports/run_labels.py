@@ -2,18 +2,16 @@
 settings in which they differ (cost weight, k, adaptive settings ...).
 
 The oracle scores with the reference answers, so wherever it is shown it is labelled as using the labels,
-and a single model's run by its model. Summaries written by the runner carry their own `method_label`;
-older ones get the same label from here (a single model's from its rows, `with_model`).
+and a single model's run by its model: the runner writes that label into the summary (`method_label`).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, Literal
 
-ORACLE_LABEL = "oracle (uses labels)"
 # Settings that differ between run folders without changing the method (each run has its own DADB path).
 _IGNORED_SETTINGS = frozenset({"db"})
 
@@ -29,35 +27,8 @@ def method_kind(method: str) -> Kind:
 
 
 def method_label(summary: Mapping[str, Any]) -> str:
-    """The method's display name; the oracle's says that it uses the labels, a single model's names the
-    model (where `with_model` found it)."""
-    kind = method_kind(str(summary["method"]))
-    if kind == "oracle":
-        return ORACLE_LABEL
-    if kind == "single" and summary.get("model"):
-        return f"single:{summary['model']}"
-    return str(summary.get("method_label") or summary["method"])
-
-
-def with_model(summary: Mapping[str, Any], rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """`summary` with `model`, for a single model's run: the model of the agent it pins, as its candidates
-    name it in its first row that has one (not a tool). Older summaries name the method by agent id
-    (`single:o1-mini/algebra`) or spec."""
-    from reso.agents.profiles import model_name
-
-    found = dict(summary)
-    if method_kind(str(summary["method"])) != "single":
-        return found
-    named = str(summary["method"]).removeprefix("single:")
-    for row in rows:
-        candidates = [c for step in row.get("steps", []) for c in step.get("candidates", [])
-                      if c.get("model") and not str(c["model"]).startswith("tool:")]
-        # The agent the method names where it names one (the method may name the model instead).
-        chosen = [c for c in candidates if c.get("agent_id") == named] or candidates
-        if chosen:
-            found["model"] = model_name(str(chosen[0]["model"]))
-            break
-    return found
+    """The method's display name, as the runner labelled it (`reso.evals.methods.Method.label`)."""
+    return str(summary["method_label"])
 
 
 def _short(value: Any) -> str:

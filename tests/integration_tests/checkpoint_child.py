@@ -46,7 +46,7 @@ class LoggedAnswerer(ScriptedAnswerer):
 
 
 class LearningSelector:
-    """The scripted selector, learning into a real DADB as UCBSelector does."""
+    """The scripted selector, learning into a real DADB as ReputationSelector does."""
 
     def __init__(self, inner: Any, dadb: DADB) -> None:
         self.inner, self.dadb = inner, dadb

@@ -12,12 +12,12 @@ from reso.agents.dadb.sqlite import DADB
 from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.posterior import bernoulli_kl, beta_posterior, kl_upper_bound, thompson_belief
 from reso.agents.selection.scoring import BAYES_COMPONENTS, COMPONENTS, score_components
-from reso.agents.selection.selector import UCBSelector
+from reso.agents.selection.selector import ReputationSelector
 from reso.graphs.settings import ReSoSettings
 from tests.selector_helpers import HASH, priced_pool, sigmoid, tiny_dadb, vector_selector
 
 
-def _by_id(selector: UCBSelector, query) -> dict[str, dict[str, float]]:
+def _by_id(selector: ReputationSelector, query) -> dict[str, dict[str, float]]:
     return {c.agent.id: c.components for c in selector.select_vector(np.asarray(query, dtype=np.float64))}
 
 
@@ -27,7 +27,7 @@ def tiny_db() -> DADB:
 
 
 def test_defaults_are_thompson_in_the_selector_and_the_settings() -> None:
-    assert SelectorConfig().variant == "thompson" and ReSoSettings().ucb_variant == "thompson"
+    assert SelectorConfig().variant == "thompson" and ReSoSettings().score_variant == "thompson"
 
 
 def test_beta_posterior_takes_fractional_rewards() -> None:
@@ -201,7 +201,7 @@ def test_selections_draw_alike_whatever_order_they_run_in(tiny_db) -> None:
     # Sibling subtasks select in worker threads in a varying order: each one's draws depend on its own text
     # (and how often that text was selected), not on who went first.
     def draws(order: list[str]) -> dict[str, list[tuple[str, float]]]:
-        selector = UCBSelector(priced_pool({"a": 1.0, "b": 1.0}), tiny_db, HASH, SelectorConfig(k=2, seed=7))
+        selector = ReputationSelector(priced_pool({"a": 1.0, "b": 1.0}), tiny_db, HASH, SelectorConfig(k=2, seed=7))
         return {text: [(c.agent.id, c.components["belief"]) for c in selector.select(text)] for text in order}
 
     forward, backward = draws(["first subtask", "second subtask"]), draws(["second subtask", "first subtask"])

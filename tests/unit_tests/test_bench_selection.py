@@ -12,7 +12,7 @@ from reso.agents.dadb.sqlite import DADB
 from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import HashEmbedder
 from reso.agents.selection.index import ProfileIndex
-from reso.agents.selection.selector import UCBSelector
+from reso.agents.selection.selector import ReputationSelector
 from reso.evals.bench.paper_loop import ReleaseLoop, loop_agents, plain_loop_select
 from reso.evals.bench.selection import (
     bench_size,
@@ -56,7 +56,7 @@ def test_baseline_loops_rank_like_the_selector_when_retrieval_keeps_everyone() -
     dadb = DADB()
     dadb.load_stats(stats)
     config = SelectorConfig(top_m=40, k=3, variant="paper", seed=0)
-    selector = UCBSelector(pool, dadb, HashEmbedder(8), config, index=ProfileIndex.build(pool.ids, vectors))
+    selector = ReputationSelector(pool, dadb, HashEmbedder(8), config, index=ProfileIndex.build(pool.ids, vectors))
     table = {s.agent_id: (s.visits, s.reward_sum, s.cost_sum) for s in stats}
     release = ReleaseLoop(loop_agents(stats), vectors, config)
     try:

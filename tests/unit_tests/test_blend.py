@@ -125,7 +125,7 @@ def test_blend_scorer_refuses_bad_weights() -> None:
 
 
 def test_a_member_that_fails_is_left_out_and_all_failing_fails_the_item() -> None:
-    from reso.reward.base import Score, ScoreItem, Scorer, failed_score, is_failure
+    from reso.reward.base import SCORER_FAILED, Score, ScoreItem, Scorer, failed_score
 
     class Fixed(Scorer):
         def __init__(self, scores: list[Score]) -> None:
@@ -140,6 +140,6 @@ def test_a_member_that_fails_is_left_out_and_all_failing_fails_the_item() -> Non
     first, second = blend.score_detailed([ScoreItem(subtask="q", answer="a"), ScoreItem(subtask="q", answer="b")])
     # The judge failed on the first item: the PRM's 0.8 alone, not 0.25 * 0.8 + 0.75 * 0.5.
     assert first.value == pytest.approx(0.8) and not first.failed
-    assert first.reason == "judge left out: judge call failed: timeout" and not is_failure(first.reason)
-    assert second.failed and second.value == 0.5 and is_failure(second.reason)
+    assert first.reason == "judge left out: judge call failed: timeout"
+    assert second.failed and second.value == 0.5 and second.reason.startswith(SCORER_FAILED)
     assert "judge: scorer failed: judge call failed: timeout" in second.reason

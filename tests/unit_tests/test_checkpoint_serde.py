@@ -23,11 +23,10 @@ from langgraph.types import Command
 from reso.agents.adapters.failures import FailureKind
 from reso.graphs.api import ReSo
 from reso.graphs.context import RunContext
-from reso.graphs.dag import TaskDAG
 from reso.graphs.graph import build_graph, state_dag
 from reso.graphs.records import CandidateRecord, StepRecord, state_steps, step_records
 from reso.graphs.settings import ReSoSettings
-from reso.graphs.state import ReSoState, state_serializer
+from reso.graphs.state import ReSoState
 from reso.graphs.team import Team
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
 from tests.unit_tests.test_graph_engine import DIAMOND
@@ -116,16 +115,3 @@ def test_a_record_comes_back_from_the_states_json_equal_to_itself() -> None:
     assert json.loads(json.dumps(saved)) == saved and saved["a"]["candidates"][0]["failure"] == "timeout"
     back = step_records(saved)
     assert back == {"a": record} and back["a"].candidates[0].failure is FailureKind.TIMEOUT
-
-
-def test_a_checkpoint_saved_with_the_earlier_model_state_is_read_back_without_a_serde_event(
-        serde_events: list[SerdeEvent]) -> None:
-    # Before the state held plain data, its `dag` and `steps` were these models (and the enum inside).
-    record = StepRecord(id="a", instruction="Step A", value="3", candidates=[
-        CandidateRecord(agent_id="flaky", model="fake", role="r", failure=FailureKind.ERROR)])
-    dag = TaskDAG.from_steps(DIAMOND)
-    serde = state_serializer()
-    values = serde.loads_typed(serde.dumps_typed({"dag": dag, "steps": {"a": record}}))
-    assert state_dag(values) == dag and step_records(values["steps"]) == {"a": record}
-    assert isinstance(values["steps"]["a"].candidates[0].failure, FailureKind)
-    assert serde_events == []

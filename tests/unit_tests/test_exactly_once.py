@@ -28,7 +28,7 @@ from tests.unit_tests.test_runner import _problem, _team
 
 @dataclass
 class LearningSelector:
-    """The scripted selector of the runner tests, learning into a real DADB like UCBSelector does."""
+    """The scripted selector of the runner tests, learning into a real DADB like ReputationSelector does."""
 
     inner: object
     dadb: AgentDatabase

@@ -1,9 +1,7 @@
 """Failure kinds are types: what each kind means to learning and to health, how exceptions name their kind,
-and results lines written before kinds existed still read (and resume) as before."""
+and how a results line gives its kind."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
@@ -16,7 +14,6 @@ from reso.agents.adapters.failures import (
 )
 from reso.agents.adapters.replay import NoRecordingError, UnrecordedLinkError
 from reso.agents.adapters.tools import ToolDeclined
-from tests.unit_tests.test_runner import _lines, _problem, _run, _team
 
 
 @pytest.mark.parametrize(("kind", "never_called", "neutral"), [
@@ -46,30 +43,10 @@ def test_exceptions_name_their_kind():
     assert issubclass(NoRecordingError, DeclinedCall) and issubclass(ToolDeclined, DeclinedCall)
 
 
-def test_a_results_line_gives_its_kind_and_an_older_line_its_error_name():
+def test_a_results_line_gives_its_kind():
     assert recorded_failure({"error": None, "failure": None}) is None
     assert recorded_failure({"error": "BudgetExceeded: run token budget", "failure": "run_budget_exceeded"}) \
         is FailureKind.RUN_BUDGET_EXCEEDED
-    # Lines written before kinds existed carry only the error line.
-    assert recorded_failure({"error": "NoRecordingError: no recording of this question"}) is FailureKind.NO_RECORDING
-    assert recorded_failure({"error": "ToolDeclined: not a calculation"}) is FailureKind.TOOL_DECLINED
-    assert recorded_failure({"error": "BudgetExceeded: token budget of 5 spent"}) is FailureKind.BUDGET_EXCEEDED
-    assert recorded_failure({"error": "InternalServerError: boom"}) is FailureKind.ERROR
+    assert recorded_failure({"error": "NoRecordingError: no recording", "failure": "no_recording"}) \
+        is FailureKind.NO_RECORDING
     assert recorded_failure({}) is None
-
-
-def test_a_results_file_written_before_failure_kinds_resumes(tmp_path):
-    problems = [_problem(i) for i in range(3)]
-    team, strong = _team(problems)
-    _run(tmp_path, problems[:2], team=team)
-    lines = _lines(tmp_path / "results.jsonl")
-    assert all("failure" in c for line in lines for step in line["steps"] for c in step["candidates"])
-    for line in lines:  # as an older version wrote them
-        for step in line["steps"]:
-            for candidate in step["candidates"]:
-                del candidate["failure"]
-    (tmp_path / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    calls = len(strong.calls)
-    summary = _run(tmp_path, problems, team=team)
-    assert len(strong.calls) - calls == 2, "only the new item is asked"
-    assert summary["n"] == 3 and summary["correct"] == 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections import Counter
 
 import openai
 import pytest
@@ -13,7 +14,6 @@ from reso.agents.adapters.faults import (
     FAULT_KINDS,
     FaultConfig,
     FaultyChatModel,
-    fault_counts,
     fault_for,
     with_faults,
 )
@@ -21,6 +21,11 @@ from reso.agents.adapters.loader import load_chat_model
 from reso.agents.pool import PoolError, pool_from_dict
 from reso.reward.answers import extract_answer
 from tests.fakes import ScriptedChatModel, reply
+
+
+def fault_counts(config: FaultConfig, calls: int) -> Counter[str]:
+    """How many of the first `calls` calls get each fault kind."""
+    return Counter(kind for i in range(calls) if (kind := fault_for(config, i)) is not None)
 
 
 def _faulty(kind: str, **options) -> FaultyChatModel:

@@ -4,17 +4,13 @@ CRMs carry `o1-mini`, not `replay:/abs/path/…#o1-mini`, so what one machine le
 from __future__ import annotations
 
 import dataclasses
-import json
-from pathlib import Path
 
 import pytest
 
 from reso.agents.profiles import ModelSpec, model_name, portable_model
 from reso.reward.base import ScoreItem
 from reso.reward.features import candidates_from_items, candidates_from_records
-from reso.reward.small_crm import SmallCRM
-from reso.reward.training.small_crm_fit import fit_small_crm
-from tests.unit_tests.test_small_crm import quick_config, synthetic_records
+from tests.unit_tests.test_small_crm import synthetic_records
 
 
 @pytest.mark.parametrize(("spec", "name"), [
@@ -41,15 +37,3 @@ def test_records_and_scored_items_key_the_same_model_wherever_it_is_installed() 
     record = dataclasses.replace(synthetic_records(1)[0], model="replay:/home/a/data.jsonl#careful")
     item = ScoreItem(subtask="q", answer="#### 3", model="replay:/srv/b/data.jsonl#careful")
     assert candidates_from_records([record])[0].model == candidates_from_items([item])[0].model == "careful"
-
-
-def test_a_crm_saved_with_path_keyed_priors_loads_them_by_name(tmp_path: Path) -> None:
-    crm = fit_small_crm(synthetic_records(n_questions=30), quick_config())
-    folder = crm.save(tmp_path / "crm")
-    meta_path = next(folder.glob("*.json"))
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    meta["model_priors"] = {f"replay:/old/machine/data.jsonl#{name}": value
-                            for name, value in meta["model_priors"].items()}
-    meta_path.write_text(json.dumps(meta), encoding="utf-8")
-    assert SmallCRM.load(folder).model_priors == crm.model_priors
-    assert set(crm.model_priors) == {"careful", "hasty"}

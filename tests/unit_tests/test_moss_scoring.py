@@ -13,12 +13,12 @@ from reso.agents.dadb.sqlite import DADB
 from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.posterior import moss_index
 from reso.agents.selection.scoring import BAYES_COMPONENTS, score_components
-from reso.agents.selection.selector import UCBSelector
+from reso.agents.selection.selector import ReputationSelector
 from reso.graphs.settings import ReSoSettings
 from tests.selector_helpers import sigmoid, tiny_dadb, vector_selector
 
 
-def _by_id(selector: UCBSelector, query) -> dict[str, dict[str, float]]:
+def _by_id(selector: ReputationSelector, query) -> dict[str, dict[str, float]]:
     return {c.agent.id: c.components for c in selector.select_vector(np.asarray(query, dtype=np.float64))}
 
 
@@ -35,11 +35,11 @@ def test_the_index_matches_hand_values() -> None:
 
 def test_defaults_and_the_settings_that_select_it() -> None:
     assert SelectorConfig(variant="moss").exploration_c == 0.2 and SelectorConfig(variant="moss").per_domain
-    assert ReSoSettings(ucb_variant="moss").ucb_variant == "moss"
+    assert ReSoSettings(score_variant="moss").score_variant == "moss"
     from reso.graphs.team import build_team
 
-    learning = build_team(ReSoSettings(mode="train", embedder="hash:64", ucb_variant="moss")).selector.config
-    frozen = build_team(ReSoSettings(mode="test", embedder="hash:64", ucb_variant="moss")).selector.config
+    learning = build_team(ReSoSettings(mode="train", embedder="hash:64", score_variant="moss")).selector.config
+    frozen = build_team(ReSoSettings(mode="test", embedder="hash:64", score_variant="moss")).selector.config
     assert learning.variant == frozen.variant == "moss"
     assert learning.exploration_c == 0.2 and frozen.exploration_c == 0.0
 

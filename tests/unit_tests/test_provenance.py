@@ -204,7 +204,22 @@ def test_a_folder_moved_with_its_dadb_still_resumes(tmp_path: Path) -> None:
         _run(moved, PROBLEMS[:2], team, db=str(tmp_path / "sweep" / "dadb.sqlite"))
 
 
-def test_a_folder_from_before_provenance_resumes_and_records_it_with_a_note(tmp_path: Path) -> None:
+def test_a_folder_recorded_under_the_old_setting_names_resumes_and_refuses_a_change(tmp_path: Path) -> None:
+    team, _ = _team()
+    _run(tmp_path, PROBLEMS[:2], team, score_variant="kl-ucb")
+    recorded = _recorded(tmp_path)
+    settings = recorded["settings"]
+    settings["ucb_variant"] = settings.pop("score_variant")
+    settings["selection"] = "ucb"
+    (tmp_path / FILE_NAME).write_text(json.dumps(recorded), encoding="utf-8")
+    assert _run(tmp_path, PROBLEMS[:2], team, score_variant="kl-ucb")["n"] == 2
+    with pytest.raises(ProvenanceError, match="score_variant 'kl-ucb' → .*thompson"):
+        _run(tmp_path, PROBLEMS[:2], team)
+    with pytest.raises(ProvenanceError, match="selection 'reputation' → .*random"):
+        _run(tmp_path, PROBLEMS[:2], team, score_variant="kl-ucb", selection="random")
+
+
+def test_a_folder_whose_provenance_was_deleted_resumes_and_records_it_with_a_note(tmp_path: Path) -> None:
     team, answerer = _team()
     _run(tmp_path, PROBLEMS[:2], team)
     (tmp_path / FILE_NAME).unlink()
@@ -213,7 +228,8 @@ def test_a_folder_from_before_provenance_resumes_and_records_it_with_a_note(tmp_
     assert len(answerer.calls) == calls
     recorded = _recorded(tmp_path)
     assert recorded["settings"]["k"] == 3
-    assert recorded["note"].startswith("recorded on resume: the 2 row(s) already here were written before")
+    assert recorded["note"] == ("recorded on resume: the 2 row(s) already here were not checked (the folder had "
+                                f"no {FILE_NAME})")
 
 
 def test_a_folder_without_rows_takes_the_new_run(tmp_path: Path) -> None:

@@ -9,9 +9,8 @@ import re
 
 from reso.evals.reports.cost_plot import CostPoint, pareto_front
 from reso.evals.reports.dag_svg import dag_svg, layers
-from reso.evals.reports.html_report import render_run_html
 from reso.evals.reports.report import write_run_report, write_sweep_report
-from reso.evals.reports.run_labels import ORACLE_LABEL, method_kind, run_labels
+from reso.evals.reports.run_labels import method_kind, run_labels
 from tests.run_fixtures import pattern_run, result_row, write_run
 
 
@@ -41,9 +40,6 @@ def test_html_escapes_every_text_from_the_run(tmp_path):
 
 
 def test_oracle_is_labelled_as_using_the_labels_everywhere(tmp_path):
-    from reso.evals.methods import ORACLE_LABEL as RUNNER_LABEL
-
-    assert ORACLE_LABEL == RUNNER_LABEL
     run = pattern_run(tmp_path / "oracle", "11", method="oracle")
     assert "# oracle (uses labels) on fixture" in write_run_report(run).read_text()
     assert "<h1>oracle (uses labels) on fixture (test)</h1>" in (run / "report.html").read_text()
@@ -52,7 +48,8 @@ def test_oracle_is_labelled_as_using_the_labels_everywhere(tmp_path):
 
 
 def test_layers_follow_the_longest_chain_and_ignore_unknown_or_cyclic_dependencies():
-    steps = [{"id": "a"}, {"id": "b", "depends_on": ["a"]}, {"id": "c", "depends_on": ["a", "b", "zz"]},
+    steps = [{"id": "a", "depends_on": []}, {"id": "b", "depends_on": ["a"]},
+             {"id": "c", "depends_on": ["a", "b", "zz"]},
              {"id": "d", "depends_on": ["e"]}, {"id": "e", "depends_on": ["d"]}]
     assert layers(steps)["a"] == 0 and layers(steps)["b"] == 1 and layers(steps)["c"] == 2
     assert sorted([layers(steps)["d"], layers(steps)["e"]]) == [0, 1]
@@ -65,18 +62,10 @@ def test_dag_svg_draws_a_node_per_step_and_an_arrow_per_dependency():
     assert dag_svg([]) == ""
 
 
-def test_old_rows_without_dependencies_say_so():
-    row = result_row("q", True)
-    for step in row["steps"]:
-        del step["depends_on"]
-    page = render_run_html({"method": "reso", "dataset": "d", "mode": "test", "n": 1, "accuracy": 1.0,
-                            "tokens_per_item": 1, "cost_usd": 0.0, "latency_s": 0.0, "failed_items": 0}, [row])
-    assert "Dependencies were not recorded" in page and "<line " not in page
-
-
 def test_labels_tell_runs_of_one_method_apart_by_the_settings_that_differ():
     def summary(method, run, **settings):
-        return {"method": method, "run": run, "settings": {"k": 2, "cost_weight": 1.0, "db": run, **settings}}
+        return {"method": method, "method_label": method, "run": run,
+                "settings": {"k": 2, "cost_weight": 1.0, "db": run, **settings}}
 
     labels = run_labels([summary("reso", "a"), summary("reso", "b", cost_weight=0.25),
                          summary("reso", "c", k=3, scorer="small:/x/runs/crm"), summary("single:m", "d"),
@@ -135,16 +124,6 @@ def test_the_page_names_models_and_replay_files_never_this_machines_paths_and_so
     assert "/home/me" not in page and "replay:" not in page
     assert re.findall(r'id="item-(q\d+)"', page) == ["q1", "q2", "q10"]
     assert "Command: <code>reso eval --method reso</code>" in page
-
-
-def test_a_single_model_run_is_labelled_by_its_model_not_its_agent_or_spec(tmp_path):
-    from reso.evals.reports.report import collect_summaries
-
-    rows = [_replayed(result_row("q0", True, agent="o1-mini/algebra"), "o1-mini-2024-09-12")]
-    run = write_run(tmp_path / "single", rows, method="single:o1-mini/algebra")
-    assert write_run_report(run).read_text().startswith("# single:o1-mini-2024-09-12 on fixture")
-    assert [s["model"] for s in collect_summaries(tmp_path)] == ["o1-mini-2024-09-12"]
-    assert "| single | single:o1-mini-2024-09-12 |" in write_sweep_report(tmp_path).read_text()
 
 
 def test_the_heatmap_groups_many_agents_by_model_then_keeps_the_top_ones_and_others():

@@ -12,7 +12,7 @@ from reso.evals.methods import parse_method
 from reso.evals.reports.report import write_run_report
 from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
-from reso.reward.base import Score, ScoreItem, Scorer, failed_score, is_failure, scorer_failures
+from reso.reward.base import SCORER_FAILED, Score, ScoreItem, Scorer, failed_score, scorer_failures
 from tests.engine_fakes import scripted_team
 from tests.unit_tests.test_runner import _problem, _team
 
@@ -46,9 +46,9 @@ def test_failures_are_counted_in_the_summary_and_the_report(tmp_path: Path) -> N
     failures = summary["scorer_failures"]
     rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     recorded = [c for row in rows for step in row["steps"] for c in step["candidates"]]
-    expected = sum(1 for c in recorded if is_failure(c["score_reason"]))
+    expected = sum(1 for c in recorded if c["score_failed"])
     assert failures["failed"] == expected > 0 and failures["scored"] > failures["failed"]
-    assert all(c["score_failed"] == is_failure(c["score_reason"]) for c in recorded)
+    assert all(c["score_failed"] == str(c["score_reason"]).startswith(SCORER_FAILED) for c in recorded)
     assert failures["first"] == "scorer failed: judge call failed: TimeoutError"
     assert json.loads((tmp_path / "summary.json").read_text())["scorer_failures"] == failures
     report = write_run_report(tmp_path).read_text()
@@ -61,14 +61,9 @@ def test_every_score_failing_is_an_error_in_the_report(tmp_path: Path) -> None:
     assert "**Error: the CRM failed on every answer it scored**" in write_run_report(tmp_path).read_text()
 
 
-def test_scorer_failures_counts_only_scored_candidates() -> None:
-    rows = [{"score": 0.5, "score_reason": "scorer failed: x"}, {"score": None, "score_reason": None},
-            {"score": 0.9, "score_reason": "empty answer"}]
-    assert scorer_failures(rows) == {"failed": 1, "scored": 2, "first": "scorer failed: x"}
-
-
-def test_a_record_says_a_scorer_failure_by_its_flag_and_an_older_one_by_its_reason() -> None:
+def test_scorer_failures_counts_only_scored_candidates_by_their_flag() -> None:
     rows = [{"score": 0.5, "score_failed": True, "score_reason": "scorer failed: x"},
-            {"score": 0.5, "score_failed": False, "score_reason": "scorer failed: a verdict that reads like one"},
-            {"score": 0.5, "score_reason": "scorer failed: y"}]  # written before the flag
-    assert scorer_failures(rows) == {"failed": 2, "scored": 3, "first": "scorer failed: x"}
+            {"score": None, "score_failed": False, "score_reason": None},
+            {"score": 0.9, "score_failed": False, "score_reason": "empty answer"},
+            {"score": 0.5, "score_failed": False, "score_reason": "scorer failed: a verdict that reads like one"}]
+    assert scorer_failures(rows) == {"failed": 1, "scored": 3, "first": "scorer failed: x"}

@@ -12,7 +12,7 @@ from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
 from reso.agents.selection.pooled_stats import ModelPooling
 from reso.agents.selection.profile_groups import ProfileGroups
-from reso.agents.selection.selector import UCBSelector
+from reso.agents.selection.selector import ReputationSelector
 from reso.agents.selection.stats_cache import StatsTable
 from reso.evals.bench.routing import PLAIN_TOP_M, UNPOOLED, shared_profile_arms, simulate
 
@@ -30,9 +30,9 @@ def models_by_roles(models: int) -> Pool:
     })
 
 
-def selector(pool: Pool, dadb: DADB, **config) -> UCBSelector:
+def selector(pool: Pool, dadb: DADB, **config) -> ReputationSelector:
     config.setdefault("seed", 0)
-    return UCBSelector(pool, dadb, EMBEDDER, SelectorConfig(**config))
+    return ReputationSelector(pool, dadb, EMBEDDER, SelectorConfig(**config))
 
 
 def test_an_agent_that_fits_is_selected_wherever_the_pool_lists_it() -> None:

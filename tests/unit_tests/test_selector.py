@@ -16,7 +16,7 @@ from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
 from reso.agents.selection.index import ProfileIndex
 from reso.agents.selection.scoring import paper_score
-from reso.agents.selection.selector import RandomSelector, UCBSelector
+from reso.agents.selection.selector import RandomSelector, ReputationSelector
 from tests.selector_helpers import HASH, CountingDADB, priced_pool, sigmoid, tiny_dadb, vector_selector
 
 
@@ -130,7 +130,7 @@ def test_ties_are_broken_reproducibly_by_the_seed() -> None:
 
 def test_select_uses_text_embeddings() -> None:
     pool = priced_pool({"algebra": 1.0, "geometry": 1.0, "chemistry": 1.0})
-    selector = UCBSelector(pool, DADB(), HASH, SelectorConfig(seed=3, k=1))
+    selector = ReputationSelector(pool, DADB(), HASH, SelectorConfig(seed=3, k=1))
     texts = ["expert algebra equations", "expert chemistry reactions"]
     assert [[c.agent.id for c in selector.select(text)] for text in texts] == [["algebra"], ["chemistry"]]
 
@@ -156,7 +156,7 @@ def test_update_writes_through_and_keeps_the_cache_without_reloading(tmp_path) -
 
 def test_selector_keeps_its_index_next_to_the_dadb_file(tmp_path) -> None:
     db = DADB(tmp_path / "stats.sqlite")
-    UCBSelector(priced_pool({"a": 1.0, "b": 2.0}), db, HASH)
+    ReputationSelector(priced_pool({"a": 1.0, "b": 2.0}), db, HASH)
     assert (tmp_path / "stats.sqlite.faiss").is_file()
 
 
@@ -218,12 +218,12 @@ def test_candidates_prefer_distinct_base_models() -> None:
     vectors = np.array([[1.0, 0, 0], [0.99, 0.14, 0], [0.6, 0.8, 0], [0.5, 0.86, 0]], dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     index = ProfileIndex.build(pool.ids, vectors)
-    diverse = UCBSelector(pool, DADB(None), load_embedder("hash:16"), SelectorConfig(k=2, seed=0), index=index)
+    diverse = ReputationSelector(pool, DADB(None), load_embedder("hash:16"), SelectorConfig(k=2, seed=0), index=index)
     picked = [c.agent.id for c in diverse.select_vector(np.array([1.0, 0, 0]))]
     assert picked == ["m1/r1", "m2/r1"]
-    plain = UCBSelector(pool, DADB(None), load_embedder("hash:16"),
+    plain = ReputationSelector(pool, DADB(None), load_embedder("hash:16"),
                         SelectorConfig(k=2, seed=0, distinct_models=False), index=index)
     assert [c.agent.id for c in plain.select_vector(np.array([1.0, 0, 0]))] == ["m1/r1", "m1/r2"]
     # With k above the number of models, same-model agents fill the remaining places in score order.
-    three = UCBSelector(pool, DADB(None), load_embedder("hash:16"), SelectorConfig(k=3, seed=0), index=index)
+    three = ReputationSelector(pool, DADB(None), load_embedder("hash:16"), SelectorConfig(k=3, seed=0), index=index)
     assert [c.agent.id for c in three.select_vector(np.array([1.0, 0, 0]))] == ["m1/r1", "m2/r1", "m1/r2"]

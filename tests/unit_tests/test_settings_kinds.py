@@ -15,7 +15,7 @@ from reso.graphs.planners.base import PlannerName
 from reso.graphs.settings import ContextPolicy, Integration, ReSoSettings, Schedule, SelectionPolicy
 
 KINDS = {"planner": PlannerName, "escalate_to": EscalateTo, "integration": Integration, "selection": SelectionPolicy,
-         "ucb_variant": Variant, "mode": Mode, "context_policy": ContextPolicy, "schedule": Schedule}
+         "score_variant": Variant, "mode": Mode, "context_policy": ContextPolicy, "schedule": Schedule}
 
 
 @pytest.mark.parametrize(("name", "kind"), KINDS.items())
@@ -34,8 +34,8 @@ def test_a_wrong_name_is_refused_naming_the_field_and_the_choices(name: str, kin
 
 
 def test_settings_stay_plain_text_in_json_and_equal_to_the_text() -> None:
-    settings = ReSoSettings(mode="train", ucb_variant="kl-ucb", planner="llm")
-    assert json.loads(json.dumps(asdict(settings)))["ucb_variant"] == "kl-ucb"
-    assert settings == ReSoSettings(mode=Mode.TRAIN, ucb_variant=Variant.KL_UCB, planner=PlannerName.LLM)
-    assert hash(settings) == hash(ReSoSettings(mode=Mode.TRAIN, ucb_variant=Variant.KL_UCB, planner=PlannerName.LLM))
-    assert settings.mode == "train" and f"{settings.ucb_variant}" == "kl-ucb"
+    settings = ReSoSettings(mode="train", score_variant="kl-ucb", planner="llm")
+    assert json.loads(json.dumps(asdict(settings)))["score_variant"] == "kl-ucb"
+    assert settings == ReSoSettings(mode=Mode.TRAIN, score_variant=Variant.KL_UCB, planner=PlannerName.LLM)
+    assert hash(settings) == hash(ReSoSettings(mode=Mode.TRAIN, score_variant=Variant.KL_UCB, planner=PlannerName.LLM))
+    assert settings.mode == "train" and f"{settings.score_variant}" == "kl-ucb"

@@ -11,7 +11,7 @@ import pytest
 
 from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import pool_from_dict
-from reso.agents.selection.selector import Candidate, UCBSelector
+from reso.agents.selection.selector import Candidate, ReputationSelector
 from reso.agents.selection.stats_cache import StatsCache
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
@@ -69,7 +69,7 @@ def test_without_a_dadb_there_are_no_standings() -> None:
 
 def test_the_team_and_its_selector_share_one_statistics_cache() -> None:
     team = build_team(ReSoSettings(mode="train", embedder="hash:64"))
-    assert isinstance(team.selector, UCBSelector) and team.selector.stats is team.stats is not None
+    assert isinstance(team.selector, ReputationSelector) and team.selector.stats is team.stats is not None
     agent = team.pool.ids[0]
     before = team.standings()
     team.selector.update(agent, 1.0, 0.0, 10)
@@ -84,7 +84,7 @@ def test_a_selectors_write_reaches_the_teams_standings_without_a_dadb_read() -> 
     team = _team(dadb, ConsensusScorer())
     assert team.stats is None
     stats = StatsCache(dadb, team.pool.ids)
-    team = Team(pool=team.pool, models=team.models, selector=UCBSelector(team.pool, dadb, HASH, stats=stats),
+    team = Team(pool=team.pool, models=team.models, selector=ReputationSelector(team.pool, dadb, HASH, stats=stats),
                 scorer=team.scorer, dadb=dadb, stats=stats)
     before = team.standings()
     reads = dadb.reads
@@ -98,7 +98,7 @@ def test_a_selectors_write_reaches_the_teams_standings_without_a_dadb_read() -> 
 def test_a_selector_refuses_a_cache_of_another_dadb() -> None:
     team = _team(DADB(None, mode="train"), ConsensusScorer())
     with pytest.raises(ValueError, match="another DADB"):
-        UCBSelector(team.pool, DADB(None, mode="train"), HASH, stats=StatsCache(team.dadb, team.pool.ids))
+        ReputationSelector(team.pool, DADB(None, mode="train"), HASH, stats=StatsCache(team.dadb, team.pool.ids))
 
 
 class _Recording(Scorer):

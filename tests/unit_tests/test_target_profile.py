@@ -10,7 +10,7 @@ from reso.agents.dadb.sqlite import DADB
 from reso.agents.pool import pool_from_dict
 from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
-from reso.agents.selection.selector import UCBSelector
+from reso.agents.selection.selector import ReputationSelector
 from reso.agents.selection.target_profile import TargetProfileWriter
 
 
@@ -27,7 +27,7 @@ def test_profile_is_written_once_per_subtask_and_routes_the_selector() -> None:
         {"id": "alg", "model": {"spec": "tool:calculator"}, "role": "Algebra", "profile": "equations and polynomials"},
         {"id": "geo", "model": {"spec": "tool:calculator"}, "role": "Geometry", "profile": "triangles circles areas"},
     ]})
-    selector = UCBSelector(pool, DADB(), load_embedder("hash:64"), SelectorConfig(k=1, seed=0))
+    selector = ReputationSelector(pool, DADB(), load_embedder("hash:64"), SelectorConfig(k=1, seed=0))
     assert selector.select(writer.write("What is the area of the triangle?"))[0].agent.id == "geo"
 
 

@@ -44,7 +44,7 @@ def _single(folder: Path, model: str, *, agent: str, correct: bool = True) -> Pa
             for candidate in step["candidates"]:
                 if candidate["agent_id"] == agent:
                     candidate["model"] = f"replay:/home/me/checkout/agents/data/math_l5_dev.jsonl.gz#{model}"
-    return write_run(folder, rows, method=f"single:{agent}")
+    return write_run(folder, rows, method=f"single:{agent}", method_label=f"single:{model}")
 
 
 def test_compare_keeps_every_model_name_and_every_column_at_80_columns(tmp_path):
