@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from reso.agents.defaults import data_dir
-from reso.evals.demo import DemoConfig, cascade_from_record, comparison_rows, run_demo
-from reso.evals.demo_events import (
+from reso.evals.jobs.demo import DemoConfig, cascade_from_record, comparison_rows, run_demo
+from reso.evals.jobs.events import (
     BASELINES,
     FITTING_CRM,
     GENERAL_CRM,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reso.agents.dadb.sqlite import DADB
-from reso.evals.demo import (
+from reso.evals.jobs.demo import (
     CRMS,
     RESO_TEST,
     WORLDS,
@@ -21,7 +21,7 @@ from reso.evals.demo import (
     staged_pass,
     world_pool,
 )
-from reso.evals.demo_events import LogProgress
+from reso.evals.jobs.events import LogProgress
 from reso.graphs.settings import ReSoSettings
 from reso.reward.records import load_records
 from reso.reward.small_crm import is_small_crm_dir

@@ -12,11 +12,11 @@ from typing import Any
 from rich.console import Console
 from typer.testing import CliRunner
 
-from reso.evals import demo
 from reso.evals.cli import app
 from reso.evals.cli.demo_progress import LiveProgress, PlainProgress, is_live
 from reso.evals.cli.demo_tally import Tally, eta_text
-from reso.evals.demo_events import TRAINING, WAITING_FOR_CRM, PlannedRun, RunStart
+from reso.evals.jobs import demo
+from reso.evals.jobs.events import TRAINING, WAITING_FOR_CRM, PlannedRun, RunStart
 
 
 class Clock:

@@ -88,7 +88,7 @@ from reso.reward.training import crm_eval
 from reso.reward import training
 
 def late():
-    from reso.evals.demo import run_demo
+    from reso.evals.jobs.demo import run_demo
     from ..training.crm_search import choose
     from . import small_crm
 
@@ -98,5 +98,6 @@ FACTORY = "reso.reward.training.small_crm_fit:fit_small_crm"
     found = {name for _, name in imported_names(source, "reso.reward.sub.scorer", is_package=False)
              if is_research(name)}
     assert found == {"reso.evals.runner", "reso.reward.training", "reso.reward.training.crm_eval",
-                     "reso.evals.demo", "reso.evals.demo.run_demo", "reso.reward.training.crm_search",
+                     "reso.evals.jobs.demo", "reso.evals.jobs.demo.run_demo",
+                     "reso.reward.training.crm_search",
                      "reso.reward.training.crm_search.choose", "reso.reward.training.small_crm_fit"}

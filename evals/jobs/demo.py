@@ -16,8 +16,8 @@ Per benchmark:
    adaptive fine stage asks (on a copy of the DADB, the test's first stage, then always its escalation to
    the most reliable remaining agent), and the small learned CRM is fitted on those answers,
    its group model on exactly the groups the fine stage scores (`reward/staged_crm.py`).
-3. ReSo's fine stage (adaptive, peer, or peer on records: `reso.evals.fine_stages`) is chosen on a
-   validation part of the training side (`reso.evals.validation`).
+3. ReSo's fine stage (adaptive, peer, or peer on records: `reso.evals.jobs.fine_stages`) is chosen on a
+   validation part of the training side (`reso.evals.jobs.validation`).
 4. On the test split, with the DADB frozen: ReSo (that stage, that CRM) at its default cost weight and at a
    few others (the accuracy–cost picture), ReSo with each other stage, every model of the pool alone,
    majority votes of the three and five models with the best training record, a cascade whose models are
@@ -26,9 +26,9 @@ Per benchmark:
 Worlds: `many` (default) replays real answers of a dozen models to linked MATH level-5 and GSM8K
 composites; `open` the same benchmarks with the open-weight models only; `two-model` is the earlier GPT-4 +
 Mixtral GSM8K-MAS job. Each benchmark's team leaves out the replay models that record too few of its
-training questions (`reso.evals.benchmark_pool`). Nothing calls an API; `--pool` points the same job at real
-endpoints. A user's own recordings (`DemoConfig.recorded`,
-`reso.evals.recorded_benchmark`) replace the world's benchmarks with composites of their own files.
+training questions (`reso.evals.jobs.benchmark_pool`). Nothing calls an API; `--pool` points the same job at
+real endpoints. A user's own recordings (`DemoConfig.recorded`,
+`reso.evals.jobs.recorded_benchmark`) replace the world's benchmarks with composites of their own files.
 """
 
 from __future__ import annotations
@@ -47,9 +47,10 @@ from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
 from reso.agents.profiles import AgentKind, Provider
 from reso.evals.backends.base import Backend
-from reso.evals.benchmark_pool import MIN_RECORDED, benchmark_roster
 from reso.evals.datasets import Problem, load_dataset
-from reso.evals.demo_events import (
+from reso.evals.eval_config import EvalConfig
+from reso.evals.jobs.benchmark_pool import MIN_RECORDED, benchmark_roster
+from reso.evals.jobs.events import (
     BASELINES,
     FITTING_CRM,
     GENERAL_CRM,
@@ -61,10 +62,9 @@ from reso.evals.demo_events import (
     PlannedRun,
     RunStart,
 )
-from reso.evals.eval_config import EvalConfig
-from reso.evals.fine_stages import STAGE_LABELS, Stage, choose_by_record, stage_changes
+from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage, choose_by_record, stage_changes
+from reso.evals.jobs.recorded_benchmark import RecordedBenchmark
 from reso.evals.methods import MethodError, best_recorded, llm_agents, model_name, parse_method
-from reso.evals.recorded_benchmark import RecordedBenchmark
 from reso.evals.reports.report import write_run_report, write_sweep_report
 from reso.evals.runner import run_eval
 from reso.graphs.escalation import EscalateTo
@@ -106,7 +106,7 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 # only when its model's training record is within `peer_margin` of the first's), and while the CRM gives the
 # best answer less than this probability of being right, one more agent answers (the first in the coarse
 # stage's cost-aware order that is more likely right than that answer; the peer stages ask a diverse peer
-# instead, once more: `reso.evals.fine_stages`), once (k_max - k).
+# instead, once more: `reso.evals.jobs.fine_stages`), once (k_max - k).
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
 # The CRMs `reso demo` can fit on the training split (see the module docstring); the first is the default.
 CRMS = ("calibrated", "vote", "staged")
@@ -160,10 +160,11 @@ class DemoConfig:
     backend: Backend | None = None
     """Where the questions are answered (`reso.evals.backends.base`); None: in this process."""
     recorded: RecordedBenchmark | None = None
-    """The user's own question files instead of the world's benchmarks (`reso.evals.recorded_benchmark`)."""
+    """The user's own question files instead of the world's benchmarks
+    (`reso.evals.jobs.recorded_benchmark`)."""
     min_recorded: float = MIN_RECORDED
     """A benchmark's team leaves out the replay models that record less than this share of its training
-    composites' questions (`reso.evals.benchmark_pool`); 0 keeps every model."""
+    composites' questions (`reso.evals.jobs.benchmark_pool`); 0 keeps every model."""
 
 
 def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
@@ -436,9 +437,9 @@ def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: 
                  answers: Sequence[LabelledRecord], run_records: Sequence[LabelledRecord], out: Path,
                  progress: DemoProgress) -> Stage:
     """ReSo's fine stage on this benchmark: chosen on a validation part of the training side with the
-    calibrated CRM and the recorded `answers` to refit it on (`reso.evals.validation`; `run_records`: the
+    calibrated CRM and the recorded `answers` to refit it on (`reso.evals.jobs.validation`; `run_records`: the
     training run's), else by the training record (`choose_by_record`); the choice and why go to `progress`."""
-    from reso.evals.validation import choose_on_validation
+    from reso.evals.jobs.validation import choose_on_validation
 
     if config.crm != "calibrated" or not answers:
         stage, why = choose_by_record(team)

@@ -1,4 +1,4 @@
-"""What the main job (`reso.evals.demo.run_demo`) reports while it runs: the benchmark and its stage, the
+"""What the main job (`reso.evals.jobs.demo.run_demo`) reports while it runs: the benchmark and its stage, the
 runs planned ahead, each run's start, items and end, and the CRM fitted in the background.
 
 The job calls a `DemoProgress`; how it is shown is the caller's (`reso demo` draws a live display on a
