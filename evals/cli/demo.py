@@ -58,7 +58,9 @@ def demo_command(
     """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
     from rich.console import Console
 
-    from reso.evals.jobs.demo import CRMS, WORLDS, DemoConfig, comparison_rows, run_demo, write_comparison
+    from reso.evals.jobs.comparison import comparison_rows, write_comparison
+    from reso.evals.jobs.config import CRMS, WORLDS, DemoConfig
+    from reso.evals.jobs.demo import run_demo
 
     if world not in WORLDS:
         fail(f"--world must be one of {', '.join(WORLDS)}")
@@ -128,7 +130,7 @@ def _recorded(name: str | None, train: str | None, test: str | None, pool: str |
 def _world_pool(world: str) -> str:
     """The pool file of a world (its benchmarks share one); "" for the embedded two-model pool."""
     from reso.agents.defaults import data_dir
-    from reso.evals.jobs.demo import WORLDS
+    from reso.evals.jobs.config import WORLDS
 
     name = WORLDS[world][0].pool
     return str(data_dir() / name) if name else ""

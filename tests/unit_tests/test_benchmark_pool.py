@@ -12,8 +12,8 @@ import pytest
 
 from reso.agents.pool import Pool, load_pool, pool_from_dict
 from reso.evals.datasets.problem import DatasetError, Problem
+from reso.evals.jobs.baselines import recorded_baselines
 from reso.evals.jobs.benchmark_pool import asked_questions, benchmark_roster, recorded_shares
-from reso.evals.jobs.demo import recorded_baselines
 
 
 def _recordings(path: Path, prefix: str, models: dict[str, int]) -> Path:
