@@ -7,6 +7,7 @@
   workers (`reso.evals.backends`).
 - Reports, comparisons and plots of finished runs (`reso.evals.reports`: `write_run_report`, `compare_runs`),
   and benchmarks (`reso.evals.bench`).
+- The offline main job, `reso demo`, and what only it uses (`reso.evals.jobs`).
 - The CLI (`reso.evals.cli`), which imports none of the above until a command needs it.
 
 Public names are imported on first use, so `import reso.evals` stays cheap.

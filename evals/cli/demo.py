@@ -58,7 +58,9 @@ def demo_command(
     """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
     from rich.console import Console
 
-    from reso.evals.demo import CRMS, WORLDS, DemoConfig, comparison_rows, run_demo, write_comparison
+    from reso.evals.jobs.comparison import comparison_rows, write_comparison
+    from reso.evals.jobs.config import CRMS, WORLDS, DemoConfig
+    from reso.evals.jobs.demo import run_demo
 
     if world not in WORLDS:
         fail(f"--world must be one of {', '.join(WORLDS)}")
@@ -109,7 +111,7 @@ def _recorded(name: str | None, train: str | None, test: str | None, pool: str |
               test_n: int) -> Any:
     """The user's own benchmark from the options (None when none of them is given); one line and exit code 2
     when they are incomplete or a file is missing."""
-    from reso.evals.recorded_benchmark import RecordedBenchmark
+    from reso.evals.jobs.recorded_benchmark import RecordedBenchmark
 
     if name is None and train is None and test is None:
         return None
@@ -128,7 +130,7 @@ def _recorded(name: str | None, train: str | None, test: str | None, pool: str |
 def _world_pool(world: str) -> str:
     """The pool file of a world (its benchmarks share one); "" for the embedded two-model pool."""
     from reso.agents.defaults import data_dir
-    from reso.evals.demo import WORLDS
+    from reso.evals.jobs.config import WORLDS
 
     name = WORLDS[world][0].pool
     return str(data_dir() / name) if name else ""

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reso.evals.cli.demo_tally import Tally, background_line, clock_text, eta_text, finished_line
-from reso.evals.demo_events import DemoProgress, PlannedRun, RunStart
+from reso.evals.jobs.events import DemoProgress, PlannedRun, RunStart
 
 BAR_WIDTH = 24
 REFRESH_S = 0.25

@@ -1,5 +1,5 @@
-"""`reso demo`'s printed tables of one benchmark (`reso.evals.demo.comparison_rows`): every run on all test
-composites, with its gain over the best single model split by cause, and, where some composites are not
+"""`reso demo`'s printed tables of one benchmark (`reso.evals.jobs.demo.comparison_rows`): every run on all
+test composites, with its gain over the best single model split by cause, and, where some composites are not
 complete (a single model lacks a recording of a sub-question), every run on the complete ones."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reso.evals.demo_events import WAITING_FOR_CRM, PlannedRun, RunStart
+from reso.evals.jobs.events import WAITING_FOR_CRM, PlannedRun, RunStart
 
 
 @dataclass
@@ -49,7 +49,7 @@ def _kind(mode: str, label: str) -> str:
 
 @dataclass
 class Tally:
-    """The job's progress as the events of `reso.evals.demo_events.DemoProgress` report it."""
+    """The job's progress as the events of `reso.evals.jobs.events.DemoProgress` report it."""
 
     clock: Callable[[], float] = time.monotonic
     benchmark: str = ""

@@ -1,6 +1,7 @@
-"""A benchmark's roster (`reso.evals.benchmark_pool`): a replay model that records too few of the training
-composites' questions is left out of that benchmark's pool file, one that records them stays, tools and live
-models always stay; and `reso demo`'s recorded baselines add vote:5 when the roster has five models."""
+"""A benchmark's roster (`reso.evals.jobs.benchmark_pool`): a replay model that records too few of the
+training composites' questions is left out of that benchmark's pool file, one that records them stays, tools
+and live models always stay; and `reso demo`'s recorded baselines add vote:5 when the roster has five
+models."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from reso.agents.pool import Pool, load_pool, pool_from_dict
-from reso.evals.benchmark_pool import asked_questions, benchmark_roster, recorded_shares
 from reso.evals.datasets.problem import DatasetError, Problem
-from reso.evals.demo import recorded_baselines
+from reso.evals.jobs.baselines import recorded_baselines
+from reso.evals.jobs.benchmark_pool import asked_questions, benchmark_roster, recorded_shares
 
 
 def _recordings(path: Path, prefix: str, models: dict[str, int]) -> Path:

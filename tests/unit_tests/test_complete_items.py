@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reso.evals.datasets import load_dataset
-from reso.evals.demo import comparison_rows
+from reso.evals.jobs.comparison import comparison_rows
 from reso.evals.reports.benchmark_table import benchmark_rows
 from reso.evals.reports.clusters import CLUSTER_METHOD
 from reso.evals.reports.compare import load_run

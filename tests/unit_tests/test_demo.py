@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 from reso.agents.defaults import data_dir
-from reso.evals.demo import DemoConfig, cascade_from_record, comparison_rows, run_demo
-from reso.evals.demo_events import (
+from reso.evals.jobs.baselines import cascade_from_record
+from reso.evals.jobs.comparison import comparison_rows
+from reso.evals.jobs.config import DemoConfig
+from reso.evals.jobs.demo import run_demo
+from reso.evals.jobs.events import (
     BASELINES,
     FITTING_CRM,
     GENERAL_CRM,

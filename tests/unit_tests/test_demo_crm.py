@@ -11,17 +11,11 @@ from pathlib import Path
 import pytest
 
 from reso.agents.dadb.sqlite import DADB
-from reso.evals.demo import (
-    CRMS,
-    RESO_TEST,
-    WORLDS,
-    DemoConfig,
-    general_crm_in_background,
-    run_demo,
-    staged_pass,
-    world_pool,
-)
-from reso.evals.demo_events import LogProgress
+from reso.evals.jobs.config import CRMS, RESO_TEST, WORLDS, DemoConfig, world_pool
+from reso.evals.jobs.crm_background import general_crm_in_background
+from reso.evals.jobs.crm_fit import staged_pass
+from reso.evals.jobs.demo import run_demo
+from reso.evals.jobs.events import LogProgress
 from reso.graphs.settings import ReSoSettings
 from reso.reward.records import load_records
 from reso.reward.small_crm import is_small_crm_dir

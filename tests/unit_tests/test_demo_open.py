@@ -9,9 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from reso.agents.pool import load_pool
-from reso.evals import demo
 from reso.evals.cli import app
-from reso.evals.demo import DemoConfig, comparison_rows, run_demo
+from reso.evals.jobs import demo
+from reso.evals.jobs.comparison import comparison_rows
+from reso.evals.jobs.config import DemoConfig
+from reso.evals.jobs.demo import run_demo
 
 MATH_ONLY = {"Phi-3-mini-4k-instruct", "Qwen2.5-32B-Instruct", "Qwen2.5-3B-Instruct", "Qwen2.5-72B-Instruct",
              "Qwen2.5-7B-Instruct", "gemma-2-27b-it"}

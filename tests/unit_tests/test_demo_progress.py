@@ -12,11 +12,11 @@ from typing import Any
 from rich.console import Console
 from typer.testing import CliRunner
 
-from reso.evals import demo
 from reso.evals.cli import app
 from reso.evals.cli.demo_progress import LiveProgress, PlainProgress, is_live
 from reso.evals.cli.demo_tally import Tally, eta_text
-from reso.evals.demo_events import TRAINING, WAITING_FOR_CRM, PlannedRun, RunStart
+from reso.evals.jobs import config, demo
+from reso.evals.jobs.events import TRAINING, WAITING_FOR_CRM, PlannedRun, RunStart
 
 
 class Clock:
@@ -135,10 +135,10 @@ def test_only_a_real_terminal_gets_the_live_display(monkeypatch) -> None:
 
 
 def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed_items(tmp_path, monkeypatch):
-    monkeypatch.setattr(demo, "RESO_VARIANTS", {})
+    monkeypatch.setattr(config, "RESO_VARIANTS", {})
     out = tmp_path / "demo"
     # A first job answers 3 test items a run; the command then extends every run to 6, resuming each.
-    demo.run_demo(demo.DemoConfig(out=out, world="two-model", train_limit=12, test_limit=3, concurrency=4),
+    demo.run_demo(config.DemoConfig(out=out, world="two-model", train_limit=12, test_limit=3, concurrency=4),
                   log=lambda line: None)
     result = CliRunner().invoke(app, ["demo", "--world", "two-model", "--train-limit", "12", "--test-limit", "6",
                                       "--concurrency", "4", "--out", str(out)],

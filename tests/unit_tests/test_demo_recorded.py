@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from reso.agents.defaults import data_dir
 from reso.evals.cli import app
-from reso.evals.demo import DemoConfig, fit_general_crm
-from reso.evals.recorded_benchmark import RecordedBenchmark
+from reso.evals.jobs.config import DemoConfig
+from reso.evals.jobs.crm_fit import fit_general_crm
+from reso.evals.jobs.recorded_benchmark import RecordedBenchmark
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import build_team
 

@@ -38,8 +38,10 @@ from reso.agents.defaults import zeroeval_pool_path
 from reso.agents.pool import load_pool
 from reso.agents.selection.selector import Candidate
 from reso.evals.datasets import Problem, load_dataset
-from reso.evals.demo import RESO_TEST, DemoConfig, cascade_from_record, fit_general_crm, recorded_answers
 from reso.evals.eval_config import EvalConfig
+from reso.evals.jobs.baselines import cascade_from_record
+from reso.evals.jobs.config import RESO_TEST, DemoConfig
+from reso.evals.jobs.crm_fit import fit_general_crm, recorded_answers
 from reso.evals.methods import Method, parse_method
 from reso.evals.runner import run_eval
 from reso.graphs.escalation import Asked, AskingPolicy

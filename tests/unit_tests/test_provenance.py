@@ -269,7 +269,8 @@ def test_an_unreadable_provenance_file_is_one_line_naming_it(tmp_path: Path, con
 
 
 def test_demo_reruns_into_its_folders_resume(tmp_path: Path) -> None:
-    from reso.evals.demo import DemoConfig, run_demo
+    from reso.evals.jobs.config import DemoConfig
+    from reso.evals.jobs.demo import run_demo
 
     # The vote as CRM: resuming is the point here (test_demo.py runs the default, calibrated CRM).
     config = DemoConfig(out=tmp_path, world="two-model", train_limit=3, test_limit=2, concurrency=2,

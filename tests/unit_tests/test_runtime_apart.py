@@ -5,18 +5,22 @@ None of their modules may import `reso.reward.training` or `reso.evals`. Every i
 (at module level, inside functions, under `TYPE_CHECKING`), relative imports are resolved against the
 importing module, and so does a string constant that names a module the way `importlib` or the scorer
 registry's "module:attribute" factories are written, since those are imported too.
+
+Within `reso.evals`, the main job (`reso demo`) keeps to `reso.evals.jobs`: only the CLI and the tests import it.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_FOLDERS = ("agents", "graphs", "reward")
 RESEARCH = ("reso.reward.training", "reso.evals")
+MAIN_JOB = "reso.evals.jobs"
+MAIN_JOB_USERS = ("evals/jobs", "evals/cli")
 # A string that is a module path, or a registry factory "module:attribute" (docstrings never match).
 _MODULE_STRING = re.compile(r"reso(\.\w+)+(:\w+)?")
 
@@ -55,16 +59,25 @@ def imported_names(source: str, module: str, *, is_package: bool) -> Iterator[tu
             yield node.lineno, node.value.split(":")[0]
 
 
+def is_under(name: str, root: str) -> bool:
+    return name == root or name.startswith(root + ".")
+
+
 def is_research(name: str) -> bool:
-    return any(name == root or name.startswith(root + ".") for root in RESEARCH)
+    return any(is_under(name, root) for root in RESEARCH)
 
 
-def research_imports(path: Path) -> list[str]:
+def imports_of(path: Path, wanted: Callable[[str], bool]) -> list[str]:
+    """A line per import in `path` of a module `wanted` accepts."""
     module = module_name(path)
     return [f"{module} ({path.relative_to(ROOT)}:{line}) imports {name}"
             for line, name in imported_names(path.read_text(encoding="utf-8"), module,
                                              is_package=path.name == "__init__.py")
-            if is_research(name)]
+            if wanted(name)]
+
+
+def research_imports(path: Path) -> list[str]:
+    return imports_of(path, is_research)
 
 
 def test_no_runtime_module_imports_training_or_evals_code() -> None:
@@ -81,6 +94,22 @@ def test_the_training_package_holds_the_fitting_and_search_code() -> None:
     assert training & {path.stem for path in (ROOT / "reward").glob("*.py")} == {"__init__"}
 
 
+def test_only_the_cli_imports_the_main_job() -> None:
+    users = tuple(ROOT / folder for folder in MAIN_JOB_USERS)
+    others = sorted(path for folder in (*RUNTIME_FOLDERS, "evals") for path in (ROOT / folder).rglob("*.py")
+                    if not any(user == path.parent or user in path.parents for user in users))
+    assert any(path.name == "runner.py" for path in others) and len(others) > 100
+    violations = [line for path in others for line in imports_of(path, lambda name: is_under(name, MAIN_JOB))]
+    assert not violations, "modules outside the CLI import the main job:\n" + "\n".join(violations)
+
+
+def test_the_jobs_package_holds_the_main_job() -> None:
+    jobs = {path.stem for path in (ROOT / "evals" / "jobs").glob("*.py")}
+    assert {"demo", "config", "runs", "crm_fit", "comparison", "events", "fine_stages", "validation",
+            "benchmark_pool", "recorded_benchmark"} <= jobs
+    assert jobs & {path.stem for path in (ROOT / "evals").glob("*.py")} == {"__init__"}
+
+
 def test_every_form_of_import_is_seen() -> None:
     source = '''
 import reso.evals.runner
@@ -88,7 +117,7 @@ from reso.reward.training import crm_eval
 from reso.reward import training
 
 def late():
-    from reso.evals.demo import run_demo
+    from reso.evals.jobs.demo import run_demo
     from ..training.crm_search import choose
     from . import small_crm
 
@@ -98,5 +127,6 @@ FACTORY = "reso.reward.training.small_crm_fit:fit_small_crm"
     found = {name for _, name in imported_names(source, "reso.reward.sub.scorer", is_package=False)
              if is_research(name)}
     assert found == {"reso.evals.runner", "reso.reward.training", "reso.reward.training.crm_eval",
-                     "reso.evals.demo", "reso.evals.demo.run_demo", "reso.reward.training.crm_search",
+                     "reso.evals.jobs.demo", "reso.evals.jobs.demo.run_demo",
+                     "reso.reward.training.crm_search",
                      "reso.reward.training.crm_search.choose", "reso.reward.training.small_crm_fit"}

@@ -6,9 +6,10 @@ from __future__ import annotations
 from reso.agents.defaults import zeroeval_pool_path
 from reso.agents.pool import load_pool
 from reso.evals.datasets import load_dataset
-from reso.evals.demo import DemoConfig, training_answers
+from reso.evals.jobs.config import DemoConfig
+from reso.evals.jobs.crm_fit import training_answers
+from reso.evals.jobs.validation import validation_part, validation_questions, without_questions
 from reso.evals.reports.recordings import original_questions
-from reso.evals.validation import validation_part, validation_questions, without_questions
 
 
 def _key(text: str) -> str:

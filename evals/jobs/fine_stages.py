@@ -8,9 +8,9 @@
 - `peer on records`: the same, each answer weighed by its model's training record instead of the CRM's
   judgement of it.
 
-`choose_on_validation` (`reso.evals.validation`) picks one on a validation part of the training side; where
-that cannot run (no recorded answers to refit the CRM on), `choose_by_record` applies a rule read from the
-trained DADB: the peer stage when the two best-recorded models are within `PEER_MARGIN` of each other,
+`choose_on_validation` (`reso.evals.jobs.validation`) picks one on a validation part of the training side;
+where that cannot run (no recorded answers to refit the CRM on), `choose_by_record` applies a rule read from
+the trained DADB: the peer stage when the two best-recorded models are within `PEER_MARGIN` of each other,
 else the adaptive stage. The stages not chosen run as rows of their own, so every table shows what the
 choice gained or cost.
 """

@@ -111,7 +111,8 @@ def benchmark_roster(pool_spec: str, problems: Sequence[Problem], folder: Path,
     document = {key: value for key, value in document.items() if value != []}
     left_out = {names[spec]: share for spec, share in low.items()}
     header = (f"# {source.name} less the replay models that record fewer than {minimum:.0%} of the questions\n"
-              "# of this benchmark's training composites (reso.evals.benchmark_pool); left out, with the share\n"
+              "# of this benchmark's training composites (reso.evals.jobs.benchmark_pool); left out, with the "
+              "share\n"
               "# of those questions each records:\n"
               + "".join(f"#   {name}: {left_out[name]:.1%}\n" for name in sorted(left_out, key=str.lower)))
     folder.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from reso.agents.adapters.release_text import split_recorded
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig
-from reso.evals.fine_stages import Stage, stage_changes
+from reso.evals.jobs.fine_stages import Stage, stage_changes
 from reso.evals.methods import parse_method
 from reso.evals.reports.recordings import original_questions
 from reso.evals.runner import run_eval

@@ -1,4 +1,4 @@
-"""What the main job (`reso.evals.demo.run_demo`) reports while it runs: the benchmark and its stage, the
+"""What the main job (`reso.evals.jobs.demo.run_demo`) reports while it runs: the benchmark and its stage, the
 runs planned ahead, each run's start, items and end, and the CRM fitted in the background.
 
 The job calls a `DemoProgress`; how it is shown is the caller's (`reso demo` draws a live display on a
@@ -20,8 +20,12 @@ WAITING_FOR_CRM = "waiting for the general CRM"
 FITTING_CRM = "fitting the CRM"
 TESTING_RESO = "testing ReSo"
 
+Log = Callable[[str], None]
+"""Where a plain line of progress goes (`print` by default)."""
+
 GENERAL_CRM = "general CRM"
-"""The background task's name: the small CRM fitted in a second process (`general_crm_in_background`)."""
+"""The background task's name: the small CRM fitted in a second process
+(`reso.evals.jobs.crm_background.general_crm_in_background`)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ class DemoProgress(Protocol):
 class LogProgress:
     """The events as the lines a `log` callable gets: a line as each run starts, and the notes."""
 
-    def __init__(self, log: Callable[[str], None]) -> None:
+    def __init__(self, log: Log) -> None:
         self.log = log
 
     def plan(self, benchmark: str, runs: Sequence[PlannedRun]) -> None:

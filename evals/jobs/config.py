@@ -1,0 +1,128 @@
+"""What the main job runs: the worlds and their benchmarks, ReSo's settings fixed before any test run, the
+CRMs it can fit, and `DemoConfig`, the job's settings; which benchmarks a config runs and on which pool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reso.evals.backends.base import Backend
+from reso.evals.jobs.benchmark_pool import MIN_RECORDED
+from reso.evals.jobs.recorded_benchmark import RecordedBenchmark
+from reso.graphs.escalation import EscalateTo
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark of a world: its dataset names are `<stem>-<level>-train|test`."""
+
+    stem: str
+    title: str
+    pool: str = ""
+    """The world's default pool (a packaged file name or a path); empty: the embedded two-model pool."""
+    datasets: tuple[str, str] | None = None
+    """The (train, test) datasets, names or files; None: the registered `<stem>-<level>-train|test`."""
+
+    def splits(self, level: str) -> tuple[str, str]:
+        return self.datasets or (f"{self.stem}-{level}-train", f"{self.stem}-{level}-test")
+
+
+WORLDS: dict[str, tuple[Benchmark, ...]] = {
+    "many": (
+        Benchmark("math-l5-mas", "MATH-MAS-L5", "zeroeval_pool.yaml"),
+        Benchmark("gsm8k-l-mas", "GSM8K-MAS (linked)", "zeroeval_pool.yaml"),
+    ),
+    "open": (
+        Benchmark("math-l5-mas", "MATH-MAS-L5 (open-weight models)", "open_pool.yaml"),
+        Benchmark("gsm8k-l-mas", "GSM8K-MAS (linked, open-weight models)", "open_pool.yaml"),
+    ),
+    "two-model": (Benchmark("gsm8k-mas", "GSM8K-MAS (GPT-4 and Mixtral)"),),
+}
+
+# ReSo's settings in the main job, fixed before any test run: the first two candidates answer (the second
+# only when its model's training record is within `peer_margin` of the first's), and while the CRM gives the
+# best answer less than this probability of being right, one more agent answers (the first in the coarse
+# stage's cost-aware order that is more likely right than that answer; the peer stages ask a diverse peer
+# instead, once more: `reso.evals.jobs.fine_stages`), once (k_max - k).
+RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
+# The CRMs `reso demo` can fit on the training split (`reso.evals.jobs.crm_fit`); the first is the default.
+CRMS = ("calibrated", "vote", "staged")
+# Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
+# selection, the paper's fixed fine stage (what the adaptive stage adds), a first stage that keeps both
+# candidates however far apart their records are (what leaving out a far weaker peer saves), and escalation
+# to the most reliable model whatever its price (the earlier rule).
+RESO_VARIANTS: dict[str, dict[str, Any]] = {
+    "cost weight 0.3": {"cost_weight": 0.3},
+    "cost weight 3": {"cost_weight": 3.0},
+    "fixed k=2": {"k_max": None, "confidence": None},
+    "whole first stage": {"peer_margin": 1.0},
+    "escalate to the most reliable": {"escalate_to": EscalateTo.RELIABLE},
+}
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """What `reso demo` runs: the world, the composite size, the pool, and how training and testing go."""
+
+    out: Path
+    world: str = "many"
+    level: str = "easy"
+    pool: str = ""
+    concurrency: int = 16
+    seed: int = 0
+    train_limit: int | None = None
+    test_limit: int | None = None
+    training_scorer: str = "consensus"
+    training_k: int = 3
+    training_concurrency: int = 1
+    """Training questions run one at a time, so what the DADB learns does not depend on which concurrent
+    question finishes first (each selection has its own random stream, so sibling subtasks in worker
+    threads draw alike in any order): the job is reproducible."""
+    training_exploration: float = 1.0
+    """Plain Thompson sampling in training: a learning run should not give up on an agent after an unlucky
+    start (routing's sharper default, 0.3, can)."""
+    training_cost_weight: float = 0.0
+    """Training selects on skill alone, so every model's record is learned, the dear ones' too; the test
+    weighs cost (a deployment pays; an offline training run on replayed answers does not)."""
+    reso_variants: dict[str, dict[str, Any]] = field(default_factory=lambda: dict(RESO_VARIANTS))
+    swap_split: bool = False
+    """Train on the test split's composites and test on the training split's: a second draw whose test
+    questions are all different from the first's."""
+    crm: str = CRMS[0]
+    """The CRM fitted on the training split and used by every ReSo test run: one of `CRMS`."""
+    backend: Backend | None = None
+    """Where the questions are answered (`reso.evals.backends.base`); None: in this process."""
+    recorded: RecordedBenchmark | None = None
+    """The user's own question files instead of the world's benchmarks
+    (`reso.evals.jobs.recorded_benchmark`)."""
+    min_recorded: float = MIN_RECORDED
+    """A benchmark's team leaves out the replay models that record less than this share of its training
+    composites' questions (`reso.evals.jobs.benchmark_pool`); 0 keeps every model."""
+
+
+def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:
+    """The pool file a benchmark runs on: `--pool`, else the world's packaged pool."""
+    if config.pool or not benchmark.pool:
+        return config.pool
+    from reso.agents.defaults import data_dir
+
+    return str(data_dir() / benchmark.pool)
+
+
+def training_side(config: DemoConfig) -> str:
+    """The side of the question split the training composites come from (`split_by_question`'s name)."""
+    return "test" if config.swap_split else "train"
+
+
+def benchmarks_of(config: DemoConfig) -> tuple[Benchmark, ...]:
+    """The benchmarks the job runs: the world's, or the user's own files' composites (built into the output
+    folder, after checking that no question is on both sides)."""
+    recorded = config.recorded
+    if recorded is None:
+        return WORLDS[config.world]
+    if not config.pool:
+        raise ValueError("a job on your own question files needs --pool: the models that answer them")
+    recorded.check_disjoint()
+    datasets = recorded.write_datasets(config.out / recorded.name / "datasets", config.level)
+    return (Benchmark(recorded.name, recorded.name, datasets=datasets),)
