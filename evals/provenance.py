@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ class Provenance(BaseModel):
                problems: Sequence[Problem], out: Path) -> Provenance:
         """The provenance of a run of `method` on `problems` with these settings (the method's overrides
         applied), writing into `out`."""
-        values = {name: getattr(settings, name) for name in ANSWER_SETTINGS}
+        # Kinds as their plain names (a StrEnum's repr would show its class), as they are written to the file.
+        values = {name: _plain(getattr(settings, name)) for name in ANSWER_SETTINGS}
         if is_postgres_url(values["db"]):  # the server and database, never a user's password
             values["db"] = without_credentials(values["db"])
         elif values["db"]:
@@ -152,6 +154,11 @@ class Provenance(BaseModel):
         merged = {**old.items, **self.items}
         if merged != old.items:  # a larger --limit: remember the new items too
             _write(path, old.model_copy(update={"items": merged}))
+
+
+def _plain(value: Any) -> Any:
+    """A kind's plain name (`Variant.THOMPSON` → 'thompson'); any other value as it is."""
+    return value.value if isinstance(value, Enum) else value
 
 
 def _item_differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
