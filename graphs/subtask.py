@@ -49,11 +49,11 @@ class Subtask:
 
     id: str
     instruction: str
+    role: StepRole
     depends_on: Sequence[str] = ()
     context: Sequence[ContextAnswer] = ()
     reference: str | None = None
     credit: bool = True
-    role: StepRole = StepRole.SUB_QUESTION
 
     async def run(self, question: QuestionRun) -> StepRecord:
         """Answer this subtask with the run's team within the question's budget; returns its record."""

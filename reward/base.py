@@ -64,7 +64,10 @@ def scorer_failures(candidates: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if candidate.get("score") is None:
             continue
         scored += 1
-        if candidate["score_failed"]:
+        failed_flag = candidate.get("score_failed")
+        if failed_flag is None:  # written by the release before the flag: its reason says so
+            failed_flag = str(candidate.get("score_reason") or "").startswith(SCORER_FAILED)
+        if failed_flag:
             failed += 1
             first = first or candidate.get("score_reason")
     return {"failed": failed, "scored": scored, "first": first}

@@ -19,6 +19,7 @@ from reso.agents.pool import Pool
 from reso.agents.selection.selector import Candidate
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
+from reso.graphs.dag import StepRole
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.subtask import ProgressWriter, Subtask
 from reso.reward.answers import extract_answer
@@ -162,7 +163,7 @@ def test_the_engine_stops_selecting_an_agent_whose_endpoint_always_fails() -> No
     run_context = RunContext(settings=ReSoSettings(mode="test", k=1), team=team)
 
     def run(n: int) -> list:
-        return [asyncio.run(Subtask(id=f"s{i}", instruction="Compute 2 + 3.").run(_Question(run_context)))
+        return [asyncio.run(Subtask(id=f"s{i}", instruction="Compute 2 + 3.", role=StepRole.SUB_QUESTION).run(_Question(run_context)))
                 for i in range(n)]
 
     first = run(6)

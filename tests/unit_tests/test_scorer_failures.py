@@ -67,3 +67,11 @@ def test_scorer_failures_counts_only_scored_candidates_by_their_flag() -> None:
             {"score": 0.9, "score_failed": False, "score_reason": "empty answer"},
             {"score": 0.5, "score_failed": False, "score_reason": "scorer failed: a verdict that reads like one"}]
     assert scorer_failures(rows) == {"failed": 1, "scored": 3, "first": "scorer failed: x"}
+
+
+def test_records_written_before_the_flag_are_counted_by_their_reason() -> None:
+    """A results folder of the release before `score_failed` still resumes and reports its failures."""
+    rows = [{"score": 0.5, "score_reason": "scorer failed: timeout"},
+            {"score": 0.9, "score_reason": "empty answer"},
+            {"score": None, "score_reason": None}]
+    assert scorer_failures(rows) == {"failed": 1, "scored": 2, "first": "scorer failed: timeout"}
