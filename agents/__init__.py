@@ -31,15 +31,10 @@ if TYPE_CHECKING:
     from reso.agents.dadb.open import open_dadb
     from reso.agents.pool import Pool, PoolError, load_pool
     from reso.agents.profiles import Agent, ModelSpec
+    from reso.agents.selection.config import SelectorConfig
     from reso.agents.selection.embeddings import Embedder, load_embedder
     from reso.agents.selection.index import ProfileIndex
-    from reso.agents.selection.selector import (
-        Candidate,
-        RandomSelector,
-        ReputationSelector,
-        Selector,
-        SelectorConfig,
-    )
+    from reso.agents.selection.selector import Candidate, RandomSelector, ReputationSelector, Selector
 
 __all__ = [
     "Agent",
@@ -80,5 +75,6 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "pool": ["Pool", "PoolError", "load_pool"],
     "profiles": ["Agent", "ModelSpec"],
     "adapters.retry": ["RetryPolicy"],
-    "selection.selector": ["Candidate", "RandomSelector", "ReputationSelector", "Selector", "SelectorConfig"],
+    "selection.config": ["SelectorConfig"],
+    "selection.selector": ["Candidate", "RandomSelector", "ReputationSelector", "Selector"],
 })

@@ -282,4 +282,4 @@ class PostgresDADB(AgentDatabase):
                 self._conn.close()
 
     def __repr__(self) -> str:
-        return f"PostgresDADB(url={self.location!r}, mode={self._mode!r})"
+        return f"PostgresDADB(url={self.location!r}, mode={self._mode.value!r})"

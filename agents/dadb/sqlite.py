@@ -238,4 +238,4 @@ class DADB(AgentDatabase):
             self._conn.close()
 
     def __repr__(self) -> str:
-        return f"DADB(path={str(self.path) if self.path else None!r}, mode={self._mode!r})"
+        return f"DADB(path={str(self.path) if self.path else None!r}, mode={self._mode.value!r})"

@@ -1,6 +1,6 @@
 """The two-stage agent selector: FAISS retrieval of M agents, then a bandit score on those M, top k returned.
 
-Coarse stage, per subtask: embed the subtask text (batched, cached by text), take the `top_m` agents whose
+Coarse stage, per subtask: embed the subtask text (cached by text), take the `top_m` agents whose
 profiles are most similar (`ProfileIndex`), every agent that shares a profile with one of them included
 (`ProfileGroups`: models × roles share a role's profile, and a tie is never broken by position in the pool),
 score them with the configured variant of `reso.agents.selection.scoring` (Thompson sampling by default,

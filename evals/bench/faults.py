@@ -103,7 +103,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     from reso.graphs.team import build_team
 
     out.mkdir(parents=True, exist_ok=True)
-    db_path = out / "dadb.sqlite" if mode == "train" else db
+    db_path = out / "dadb.sqlite" if mode == Mode.TRAIN else db
     settings = ReSoSettings(mode=mode, scorer=bench.scorer, seed=bench.seed, db=str(db_path or ""),
                             call_timeout_s=bench.call_timeout_s)
     base = await asyncio.to_thread(build_team, settings)

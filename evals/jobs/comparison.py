@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reso.evals.methods import MethodKind
+
 
 def _within(best: dict[str, Any], others: Sequence[dict[str, Any]], points: float) -> dict[str, Any]:
     """The cheapest run whose accuracy is within `points` of `best`'s."""
@@ -28,7 +30,7 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
     best = max(singles, key=lambda s: (s["accuracy"], -s["cost_usd"])) if singles else None
     chosen: list[tuple[str, dict[str, Any]]] = []
     for s in summaries:
-        if s["method"] == "reso":
+        if s["method"] == MethodKind.RESO:
             chosen.append((s.get("label", "reso"), s))
     if best is not None:
         chosen.append(("best single: " + s_model(best), best))

@@ -60,7 +60,7 @@ from reso.evals.jobs.events import (
 )
 from reso.evals.jobs.fine_stages import Stage, choose_by_record, stage_changes
 from reso.evals.jobs.runs import TRAINING_RUN, crm_runs, plan_runs, run_folder, run_method, run_table_row
-from reso.evals.methods import llm_agents
+from reso.evals.methods import MethodKind, llm_agents
 from reso.evals.reports.report import write_sweep_report
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, settings_pool, team_for
@@ -154,7 +154,7 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
 
     write_sweep_report(out)
     # In the order the tables list them.
-    reso_labels = [label for label, method, _, _ in runs if method == "reso"]
+    reso_labels = [label for label, method, _, _ in runs if method == MethodKind.RESO]
     return [done[label] for label in [*reso_labels, *singles, "random", *others]]
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reso.agents.dadb.base import Mode
 from reso.evals.reports.cost_plot import CostPoint, plot_accuracy_cost
 from reso.evals.reports.formatting import command_text, interval_text
 from reso.evals.reports.plots import NO_AGENT, OTHERS, plot_curve, plot_heatmap
@@ -31,11 +32,14 @@ def _rows(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def step_kind(step: dict[str, Any]) -> str:
-    """A subtask's kind for reports: its domain label, or integration / sub-question."""
+def step_kind(step: dict[str, Any], steps: Sequence[dict[str, Any]]) -> str:
+    """A subtask's kind for reports: its domain label, or integration / sub-question. The integration step is
+    the one no other step of its row depends on, in a plan of several (as `TaskDAG.role` says), whatever its
+    id; a one-step plan's lone step is the whole question, counted with the sub-questions."""
     if step.get("domain"):
         return str(step["domain"])
-    return "integration" if step["id"] == "final" else "sub-question"
+    needed = {parent for other in steps for parent in other.get("depends_on") or ()}
+    return "integration" if len(steps) > 1 and step["id"] not in needed else "sub-question"
 
 
 def agent_choices(rows: Sequence[dict[str, Any]]) -> dict[str, Counter[str]]:
@@ -43,7 +47,7 @@ def agent_choices(rows: Sequence[dict[str, Any]]) -> dict[str, Counter[str]]:
     choices: dict[str, Counter[str]] = defaultdict(Counter)
     for row in rows:
         for step in row["steps"]:
-            choices[step_kind(step)][step.get("agent") or NO_AGENT] += 1
+            choices[step_kind(step, row["steps"])][step.get("agent") or NO_AGENT] += 1
     return dict(choices)
 
 
@@ -142,7 +146,7 @@ def write_run_report(run_dir: Path) -> Path:
         plot_heatmap(shown, run_dir / "agents_heatmap.png", title=title)
         lines += ["", f"![{title.lower()}](agents_heatmap.png)"]
         figures.append((title, run_dir / "agents_heatmap.png"))
-    if summary["mode"] == "train":
+    if summary["mode"] == Mode.TRAIN:
         curve = learning_curve(rows)
         if curve:
             plot_curve(curve, run_dir / "learning_curve.png")
@@ -215,7 +219,7 @@ def paired_against_best_single(parent: Path, summaries: Sequence[dict[str, Any]]
 def write_sweep_report(parent: Path) -> Path:
     """Write `parent/report.md` and `parent/accuracy_vs_cost.png` over every run under `parent`."""
     summaries = collect_summaries(parent)
-    tested = [s for s in summaries if s["mode"] == "test"] or summaries
+    tested = [s for s in summaries if s["mode"] == Mode.TEST] or summaries
     plot_accuracy_cost(cost_points(tested), parent / "accuracy_vs_cost.png")
     lines = ["# Runs", "", *comparison_table(summaries), "", "![accuracy against cost](accuracy_vs_cost.png)"]
     if len(tested) > 1:

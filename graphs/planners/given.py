@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from reso.graphs.dag import PlanError, TaskDAG
+from reso.graphs.dag import FINAL_ID, PlanError, TaskDAG
 from reso.graphs.planners.base import ModelFreePlanner, PlannerName, PlanResult
-from reso.graphs.planners.mas_format import FINAL_ID, parse_mas_steps
+from reso.graphs.planners.mas_format import parse_mas_steps
 
 
 def plan_from_item(item: Mapping[str, Any], *, check: bool = True) -> TaskDAG:

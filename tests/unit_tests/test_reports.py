@@ -176,3 +176,12 @@ def test_a_one_model_method_is_labelled_by_its_model_whatever_names_it():
     assert (single.name, single.label) == ("single:gpt-4/algebra", "single:gpt-4-1106-preview")
     assert parse_method("single:gpt-4-1106-preview", pool).label == "single:gpt-4-1106-preview"
     assert parse_method("cot-sc:mixtral:3", pool).label == "cot-sc:mistralai/Mixtral-8x7B-Instruct-v0.1:3"
+
+
+def test_the_integration_step_is_the_one_nothing_depends_on_whatever_its_id() -> None:
+    from reso.evals.reports.report import agent_choices
+
+    planned = {"steps": [{"id": "1", "agent": "a", "depends_on": []}, {"id": "2", "agent": "a", "depends_on": []},
+                         {"id": "3", "agent": "calc", "depends_on": ["1", "2"]}]}
+    lone = {"steps": [{"id": "final", "agent": "b", "depends_on": []}]}
+    assert agent_choices([planned, lone]) == {"sub-question": {"a": 2, "b": 1}, "integration": {"calc": 1}}
