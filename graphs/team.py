@@ -133,7 +133,6 @@ class TeamCache:
     A team holds chat models, an embedder, a FAISS index and a DADB connection, so a process that runs
     many settings (the main job runs twenty) must not keep them all. A forgotten team is not closed: whoever
     took it may still be running on it, and its DADB connection closes when the last user lets go of it.
-    `clear` forgets every team and closes their DADBs (the end of a process, or of a test).
     """
 
     def __init__(self, size: int, build: Callable[[ReSoSettings, Pool | None], Team] | None = None) -> None:
@@ -143,12 +142,6 @@ class TeamCache:
         self._build = build or build_team
         self._teams: OrderedDict[ReSoSettings, Team] = OrderedDict()
         self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._teams)
-
-    def __contains__(self, settings: object) -> bool:
-        return settings in self._teams
 
     def get(self, settings: ReSoSettings, pool: Pool | None = None) -> Team:
         """The team for `settings`, built now unless kept (`pool`: see `build_team`)."""
@@ -161,15 +154,6 @@ class TeamCache:
             else:
                 self._teams.move_to_end(settings)
             return team
-
-    def clear(self) -> None:
-        """Forget every team and close its DADB (a team whose DADB is in use elsewhere must not be cleared)."""
-        with self._lock:
-            teams, self._teams = list(self._teams.values()), OrderedDict()
-        for team in teams:
-            close = getattr(team.dadb, "close", None)
-            if callable(close):
-                close()
 
 
 TEAMS_KEPT = 16

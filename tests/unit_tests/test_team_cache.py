@@ -1,5 +1,5 @@
 """The process's team cache: one team per settings, the most recently used kept up to a documented bound,
-the least recently used forgotten first, and every DADB closed when the cache is cleared."""
+the least recently used forgotten first, and a forgotten team left working for whoever holds it."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_a_team_is_built_once_per_settings_while_kept() -> None:
     cache = TeamCache(2, builds)
     first = cache.get(_settings(0))
     assert cache.get(_settings(0)) is first and cache.get(ReSoSettings(seed=0)) is first
-    assert builds.built == [_settings(0)] and len(cache) == 1
+    assert builds.built == [_settings(0)]
 
 
 def test_the_least_recently_used_team_is_forgotten_past_the_bound() -> None:
@@ -42,23 +42,19 @@ def test_the_least_recently_used_team_is_forgotten_past_the_bound() -> None:
     a, _ = cache.get(_settings(0)), cache.get(_settings(1))
     assert cache.get(_settings(0)) is a  # 0 is now the most recently used, so 1 goes first
     cache.get(_settings(2))
-    assert len(cache) == 2 and _settings(0) in cache and _settings(1) not in cache
-    assert cache.get(_settings(0)) is a and len(builds.built) == 3
+    assert cache.get(_settings(0)) is a and len(builds.built) == 3, "0 is kept"
     cache.get(_settings(1))
     assert builds.built.count(_settings(1)) == 2, "a forgotten team is built again when asked for"
 
 
-def test_a_forgotten_team_stays_usable_and_clear_closes_the_kept_ones() -> None:
+def test_a_forgotten_team_stays_usable() -> None:
     builds = _Builds()
     cache = TeamCache(1, builds)
     forgotten = cache.get(_settings(0))
-    kept = cache.get(_settings(1))
+    cache.get(_settings(1))
     forgotten.dadb.record("a", 1.0, 0.0, 1)  # whoever took it may still run on it
     assert forgotten.dadb.total_visits() == 1
-    cache.clear()
-    assert len(cache) == 0
-    with pytest.raises(Exception):
-        kept.dadb.total_visits()
+    assert cache.get(_settings(0)) is not forgotten and len(builds.built) == 3
 
 
 def test_a_cache_holds_at_least_one_team() -> None:
@@ -70,4 +66,4 @@ def test_team_for_keeps_its_teams_in_the_bounded_process_cache() -> None:
     assert TEAMS.size == TEAMS_KEPT
     settings = ReSoSettings(embedder="hash:64", seed=12345)
     team = team_for(settings)
-    assert settings in TEAMS and team_for(settings) is team
+    assert team_for(settings) is team and TEAMS.get(settings) is team
