@@ -25,12 +25,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent, AgentKind
 from reso.agents.selection.selector import Candidate
+from reso.evals.method_kind import MethodKind
 from reso.graphs.escalation import Cascade
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, extract_answer
@@ -39,23 +39,6 @@ from reso.reward.reliability_vote import record_reliability
 from reso.reward.rule import RuleScorer
 
 ORACLE_LABEL = "oracle (uses labels)"
-
-
-class MethodKind(StrEnum):
-    """What a method is (the part of its name before the first colon; see the module docstring)."""
-
-    RESO = "reso"
-    RANDOM = "random"
-    ORACLE = "oracle"
-    SINGLE = "single"
-    COT_SC = "cot-sc"
-    VOTE = "vote"
-    CASCADE = "cascade"
-
-    @property
-    def reads_dadb(self) -> bool:
-        """Whether the method's answers depend on what the DADB learned (the others answer alike whatever)."""
-        return self in (MethodKind.RESO, MethodKind.VOTE)
 
 
 class MethodError(ValueError):

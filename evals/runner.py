@@ -33,7 +33,8 @@ from reso.evals.batch_gc import batch_collector
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig
 from reso.evals.ledger import item_key, reconcile, run_id
-from reso.evals.methods import MethodError, MethodKind
+from reso.evals.method_kind import MethodKind
+from reso.evals.methods import MethodError
 from reso.evals.provenance import Provenance
 from reso.evals.reports.stats import wilson_interval
 from reso.evals.results import ResultsFile

@@ -167,7 +167,8 @@ def _prepare_run(dataset: str, out: Path, *, method: str, pool: str | None, pric
     from reso.agents.pool import PoolError
     from reso.agents.pool_source import plan_pool_file
     from reso.evals.datasets import DatasetError, load_dataset
-    from reso.evals.methods import MethodError, MethodKind, parse_method
+    from reso.evals.method_kind import MethodKind
+    from reso.evals.methods import MethodError, parse_method
     from reso.graphs.escalation import policy_for
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import settings_pool, team_for

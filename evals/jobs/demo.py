@@ -60,7 +60,8 @@ from reso.evals.jobs.events import (
 )
 from reso.evals.jobs.fine_stages import Stage, choose_by_record, stage_changes
 from reso.evals.jobs.runs import TRAINING_RUN, crm_runs, plan_runs, run_folder, run_method, run_table_row
-from reso.evals.methods import MethodKind, llm_agents
+from reso.evals.method_kind import MethodKind
+from reso.evals.methods import llm_agents
 from reso.evals.reports.report import write_sweep_report
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, settings_pool, team_for

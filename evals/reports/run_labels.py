@@ -12,18 +12,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, Literal
 
+from reso.evals.method_kind import MethodKind
+
 # Settings that differ between run folders without changing the method (each run has its own DADB path).
 _IGNORED_SETTINGS = frozenset({"db"})
 
-Kind = Literal["single", "reso", "oracle", "baseline"]
+# The method kinds a report shows apart; every other kind (random, vote, cascade, cot-sc ...) is a baseline.
+_SHOWN_APART = frozenset({MethodKind.SINGLE, MethodKind.RESO, MethodKind.ORACLE})
+BASELINE: Literal["baseline"] = "baseline"
 
 
-def method_kind(method: str) -> Kind:
-    """`single` for one model alone, `reso`, `oracle`, or `baseline` (random, vote, cascade, cot-sc ...)."""
+def method_kind(method: str) -> MethodKind | Literal["baseline"]:
+    """The kind of a method name (`reso.evals.methods.MethodKind`) when reports show it apart (one model
+    alone, ReSo, the oracle), else `baseline`."""
     head = method.split(":", 1)[0]
-    if head in ("single", "reso", "oracle"):
-        return head  # type: ignore[return-value]
-    return "baseline"
+    return MethodKind(head) if head in _SHOWN_APART else BASELINE
 
 
 def method_label(summary: Mapping[str, Any]) -> str:
