@@ -11,29 +11,22 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.source_imports import imported_names, module_name
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("agents", "graphs", "reward", "evals")
 # The layers from the bottom: a module may import its own package and those below it, never one above.
 LAYERS = ("agents", "reward", "graphs", "evals")
-NAMESPACE = "reso"
 MAX_FUNCTION_LINES = 100
 
 
 def module_files(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     """Dotted module name (`reso.agents.adapters.loader`; a package by its `__init__.py`) → file."""
-    modules: dict[str, Path] = {}
-    for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            modules[".".join([NAMESPACE, *parts])] = path
-    return modules
+    return {module_name(path, root): path for package in packages for path in sorted((root / package).rglob("*.py"))}
 
 
 @functools.cache
@@ -41,28 +34,12 @@ def _syntax_tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
-def _imported_names(module: str, path: Path, tree: ast.AST) -> Iterator[str]:
-    """Every module name an import statement of `tree` names, relative ones resolved."""
-    is_package = path.name == "__init__.py"
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = module.split(".") if is_package else module.split(".")[:-1]
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                source = ".".join([*anchor, *([node.module] if node.module else [])])
-            else:
-                source = node.module or ""
-            yield source
-            yield from (f"{source}.{alias.name}" for alias in node.names)
-
-
 def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
     """module → the project modules it imports."""
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
-        graph[module] = {name for name in _imported_names(module, path, _syntax_tree(path)) if name in modules}
+        names = imported_names(_syntax_tree(path), module, is_package=path.name == "__init__.py")
+        graph[module] = {name for _, name in names if name in modules}
     return graph
 
 

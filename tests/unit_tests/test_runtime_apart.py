@@ -12,51 +12,20 @@ Within `reso.evals`, the main job (`reso demo`) keeps to `reso.evals.jobs`: only
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+
+from tests.source_imports import imported_names, module_name
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_FOLDERS = ("agents", "graphs", "reward")
 RESEARCH = ("reso.reward.training", "reso.evals")
 MAIN_JOB = "reso.evals.jobs"
 MAIN_JOB_USERS = ("evals/jobs", "evals/cli")
-# A string that is a module path, or a registry factory "module:attribute" (docstrings never match).
-_MODULE_STRING = re.compile(r"reso(\.\w+)+(:\w+)?")
-
-
-def module_name(path: Path) -> str:
-    """`reward/small_crm.py` → `reso.reward.small_crm`; a package's `__init__.py` is the package."""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(["reso", *parts])
-
-
 def runtime_modules() -> list[Path]:
     training = ROOT / "reward" / "training"
     return sorted(path for folder in RUNTIME_FOLDERS for path in (ROOT / folder).rglob("*.py")
                   if training not in path.parents)
-
-
-def imported_names(source: str, module: str, *, is_package: bool) -> Iterator[tuple[int, str]]:
-    """(line, module or module.name) for every import in `source`, relative ones made absolute."""
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = module.split(".") if is_package else module.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            yield node.lineno, target
-            for alias in node.names:  # `from reso.reward import training` imports a submodule
-                yield node.lineno, f"{target}.{alias.name}"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_STRING.fullmatch(node.value):
-            yield node.lineno, node.value.split(":")[0]
 
 
 def is_under(name: str, root: str) -> bool:
@@ -69,10 +38,10 @@ def is_research(name: str) -> bool:
 
 def imports_of(path: Path, wanted: Callable[[str], bool]) -> list[str]:
     """A line per import in `path` of a module `wanted` accepts."""
-    module = module_name(path)
+    module = module_name(path, ROOT)
     return [f"{module} ({path.relative_to(ROOT)}:{line}) imports {name}"
-            for line, name in imported_names(path.read_text(encoding="utf-8"), module,
-                                             is_package=path.name == "__init__.py")
+            for line, name in imported_names(ast.parse(path.read_text(encoding="utf-8")), module,
+                                             is_package=path.name == "__init__.py", module_strings=True)
             if wanted(name)]
 
 
@@ -124,7 +93,8 @@ def late():
 FACTORY = "reso.reward.training.small_crm_fit:fit_small_crm"
 """A docstring naming `reso.evals.runner` is no import."""
 '''
-    found = {name for _, name in imported_names(source, "reso.reward.sub.scorer", is_package=False)
+    found = {name for _, name in imported_names(ast.parse(source), "reso.reward.sub.scorer", is_package=False,
+                                                module_strings=True)
              if is_research(name)}
     assert found == {"reso.evals.runner", "reso.reward.training", "reso.reward.training.crm_eval",
                      "reso.evals.jobs.demo", "reso.evals.jobs.demo.run_demo",
