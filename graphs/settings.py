@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Any, get_type_hints
 
 from reso.agents.dadb.base import Mode
-from reso.agents.selection.config import Variant
+from reso.agents.selection.config import CostScale, Variant
 from reso.graphs.escalation import PEER_MARGIN, EscalateTo
 from reso.graphs.planners.base import PlannerName
 
@@ -90,6 +90,9 @@ class ReSoSettings:
     )
     cost_weight: float = field(default=1.0,
                                metadata={"description": "Weight of the cost penalty in the coarse-stage score."})
+    cost_scale: CostScale = field(default=CostScale.LINEAR, metadata={"description": (
+        "How the cost penalty places a candidate's price: linear (a share of the dearest candidate's) or log "
+        "(its price ratio to the cheapest against the dearest's; see reso.agents.selection.scoring).")})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
     scorer_sees_reference: bool = field(
         default=False,

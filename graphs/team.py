@@ -109,7 +109,8 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     exploit = settings.mode == Mode.TEST and not settings.explore_when_frozen
     config = (SelectorConfig(k=settings.k, seed=settings.seed) if settings.selection == SelectionPolicy.RANDOM else
               SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.score_variant,
-                             cost_weight=settings.cost_weight, seed=settings.seed,
+                             cost_weight=settings.cost_weight, cost_scale=settings.cost_scale,
+                             seed=settings.seed,
                              exploration_c=0.0 if exploit else settings.exploration))
     embedder = load_embedder(settings.embedder) if settings.selection != SelectionPolicy.RANDOM else None
     models = models_for_pool(pool)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-__all__ = ["SelectorConfig", "Variant"]
+__all__ = ["CostScale", "SelectorConfig", "Variant"]
 
 
 class Variant(StrEnum):
@@ -19,6 +19,14 @@ class Variant(StrEnum):
     MOSS = "moss"
     NORMALIZED = "normalized"
     PAPER = "paper"
+
+
+class CostScale(StrEnum):
+    """Where a candidate's expected cost sits between the candidates' cheapest and dearest (the setting
+    `cost_scale`, `SelectorConfig.cost_scale`; see `reso.agents.selection.scoring`)."""
+
+    LINEAR = "linear"
+    LOG = "log"
 
 
 # Default exploration constant per variant (see `exploration_c`).
@@ -74,6 +82,10 @@ class SelectorConfig:
     domain_prior: float | None = field(default=None, metadata=_doc(
         "At most this many pseudo-visits from the model's record in other domains seed its record in a "
         "domain. Default: 2 for every variant but 'paper' (0)."))
+    cost_scale: CostScale = field(default=CostScale.LINEAR, metadata=_doc(
+        "How the cost penalty places a candidate's expected cost (every variant but 'paper'): 'linear', as a "
+        "share of the dearest candidate's; 'log', by its price ratio to the cheapest against the dearest's, "
+        "so one very dear candidate does not make every other nearly free."))
     cost_ref_usd: float = field(default=0.0, metadata=_doc(
         "Absolute cost per call that earns the full penalty when the candidates are all cheaper; 0: relative."))
     prior_input_tokens: int = field(default=1000, metadata=_doc(
@@ -85,6 +97,10 @@ class SelectorConfig:
             self.variant = Variant(self.variant)
         except ValueError:
             raise ValueError(f"variant must be one of {', '.join(Variant)}, got {self.variant!r}") from None
+        try:
+            self.cost_scale = CostScale(self.cost_scale)
+        except ValueError:
+            raise ValueError(f"cost_scale must be one of {', '.join(CostScale)}, got {self.cost_scale!r}") from None
         if self.exploration_c is None:
             self.exploration_c = _DEFAULT_C[self.variant]
         if self.per_domain is None:

@@ -30,6 +30,19 @@ Cost penalty `P_cost`:
   a dearer one of equal reputation and similarity, but an agent that is clearly more reliable (by more
   than ~0.5 reward minus its price share) still beats a cheap poor one.
 
+  That is `cost_scale = linear` (the default). Among dozens of models one very dear candidate (a model at
+  $60 per million output tokens beside many at $1) makes every other candidate nearly free, so the same
+  cost weight buys no thrift. `cost_scale = log` places each candidate by its price ratio to the cheapest
+  priced candidate instead:
+
+      P_cost = cost_weight * ln(1 + cost / cheapest) / ln(1 + dearest / cheapest)
+
+  still in [0, cost_weight] (the dearest pays it all, a free tool nothing, the cheapest priced candidate
+  ln 2 / ln(1 + dearest / cheapest) of it). An outlier at the top now shrinks every other position by the
+  logarithm of the price range, not in proportion to its price: a model at a tenth of the dearest
+  candidate's price pays a tenth of the penalty on the linear scale, but about half of it on the log
+  scale when the range is 100-fold and still two thirds of it when it is 1,000-fold.
+
 Bayesian variants (`thompson`, the default, `kl-ucb` and `moss`; see `reso.agents.selection.posterior`)
 replace the smoothed mean and its bonus by a belief about the success probability, scored against the mean
 of the Beta posterior Beta(1 + reward_sum, 1 + n - reward_sum), and keep the `normalized` cost penalty and
@@ -63,7 +76,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reso.agents.selection.config import SelectorConfig, Variant
+from reso.agents.selection.config import CostScale, SelectorConfig, Variant
 from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, moss_index, thompson_belief
 
 COMPONENTS = (
@@ -175,11 +188,18 @@ def _bayes_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_co
 def _normalized_cost(
     costs: np.ndarray, n: np.ndarray, prior_cost: np.ndarray, config: SelectorConfig
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Expected cost per call (one list-price pseudo-call as prior) and its penalty relative to the dearest."""
+    """Expected cost per call (one list-price pseudo-call as prior) and its penalty, placed between the
+    candidates' cheapest and dearest on the configured scale (module docstring)."""
     mean_cost = (costs + np.asarray(prior_cost, dtype=np.float64)) / (n + 1.0)
     scale = max(float(mean_cost.max(initial=0.0)), config.cost_ref_usd)
-    penalty = config.cost_weight * mean_cost / scale if scale > 0 else np.zeros_like(mean_cost)
-    return mean_cost, penalty
+    if scale <= 0:
+        return mean_cost, np.zeros_like(mean_cost)
+    if config.cost_scale == CostScale.LOG:
+        cheapest = float(mean_cost[mean_cost > 0].min(initial=scale))
+        position = np.log1p(mean_cost / cheapest) / np.log1p(scale / cheapest)
+    else:
+        position = mean_cost / scale
+    return mean_cost, config.cost_weight * position
 
 
 def _gate(s_sim: np.ndarray, config: SelectorConfig) -> np.ndarray:

@@ -1,0 +1,81 @@
+"""The cost penalty's two scales: linear (a share of the dearest candidate's cost) and log (the price ratio to
+the cheapest priced candidate against the dearest's), against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from reso.agents.selection.config import CostScale, SelectorConfig
+from reso.agents.selection.scoring import score_components
+from reso.graphs.settings import ReSoSettings
+
+
+def _penalties(prior_cost: list[float], scale: CostScale, **config: float) -> np.ndarray:
+    """The cost penalties of never-visited candidates whose expected cost is their list-price call."""
+    m = len(prior_cost)
+    parts = score_components(np.full(m, 0.5), np.zeros(m), np.zeros(m), np.zeros(m), np.array(prior_cost), 0.0,
+                             SelectorConfig(cost_scale=scale, exploration_c=0.0, **config))
+    return parts["cost_penalty"]
+
+
+def test_the_log_scale_places_each_price_between_the_cheapest_and_the_dearest() -> None:
+    penalties = _penalties([0.0, 0.001, 0.01, 0.1], CostScale.LOG)
+    assert penalties == pytest.approx([0.0, math.log(2) / math.log(101), math.log(11) / math.log(101), 1.0])
+    assert _penalties([0.0, 0.001, 0.01, 0.1], CostScale.LINEAR) == pytest.approx([0.0, 0.01, 0.1, 1.0])
+
+
+def test_cost_weight_and_cost_ref_apply_on_the_log_scale() -> None:
+    assert _penalties([0.001, 0.01], CostScale.LOG, cost_weight=3.0) == pytest.approx(
+        [3 * math.log(2) / math.log(11), 3.0])
+    # An absolute reference dearer than every candidate takes the dearest's place.
+    assert _penalties([0.001, 0.01], CostScale.LOG, cost_ref_usd=0.1) == pytest.approx(
+        [math.log(2) / math.log(101), math.log(11) / math.log(101)])
+
+
+def test_candidates_at_one_price_pay_the_full_penalty_on_either_scale() -> None:
+    for scale in CostScale:
+        assert _penalties([0.002, 0.002], scale) == pytest.approx([1.0, 1.0])
+        assert _penalties([0.0, 0.0], scale).tolist() == [0.0, 0.0]
+
+
+def test_an_outlier_at_the_top_shrinks_a_mid_priced_candidate_far_less_on_the_log_scale() -> None:
+    # A cheap model, a mid-priced one at ten times its price, and then a dear outlier joins at 1,000 times.
+    without = {scale: _penalties([0.0003, 0.003], scale)[0:2] for scale in CostScale}
+    with_outlier = {scale: _penalties([0.0003, 0.003, 0.3], scale)[0:2] for scale in CostScale}
+    linear_shrink = with_outlier[CostScale.LINEAR][1] / without[CostScale.LINEAR][1]
+    log_shrink = with_outlier[CostScale.LOG][1] / without[CostScale.LOG][1]
+    assert linear_shrink == pytest.approx(0.01)
+    assert log_shrink == pytest.approx(math.log(11) / math.log(1001))
+    # The price gap between the cheap and the mid-priced model is what ranks them: the linear scale all but
+    # erases it next to the outlier (0.009 of the penalty), the log scale keeps a third of it.
+    gap = {scale: with_outlier[scale][1] - with_outlier[scale][0] for scale in CostScale}
+    assert gap[CostScale.LINEAR] == pytest.approx(0.009)
+    assert gap[CostScale.LOG] == pytest.approx((math.log(11) - math.log(2)) / math.log(1001))
+    assert gap[CostScale.LOG] > 0.24
+
+
+def test_the_log_scale_changes_who_ranks_first_beside_a_dear_outlier() -> None:
+    # b is a little more reliable than a at ten times a's price; c is a dear outlier of poor record.
+    config = {"w_sim": 0.0, "gate_threshold": -1.0, "exploration_c": 0.0}
+    visits, rewards = np.array([100.0, 100.0, 100.0]), np.array([90.0, 93.0, 50.0])
+    costs = np.array([0.0003, 0.003, 0.3]) * 101  # a hundred calls at those prices plus the prior's one
+    firsts = {}
+    for scale in CostScale:
+        parts = score_components(np.zeros(3), visits, rewards, costs, np.array([0.0003, 0.003, 0.3]), 300.0,
+                                 SelectorConfig(cost_scale=scale, **config))
+        firsts[scale] = "abc"[int(np.argmax(parts["score"]))]
+    assert firsts == {CostScale.LINEAR: "b", CostScale.LOG: "a"}
+
+
+def test_unknown_cost_scales_are_refused_and_the_setting_reaches_the_selector() -> None:
+    from reso.graphs.team import build_team
+
+    with pytest.raises(ValueError, match="cost_scale must be one of linear, log, got 'cubic'"):
+        SelectorConfig(cost_scale="cubic")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown cost_scale 'cubic'; choose one of linear, log"):
+        ReSoSettings(cost_scale="cubic")  # type: ignore[arg-type]
+    assert build_team(ReSoSettings(embedder="hash:64")).selector.config.cost_scale == CostScale.LINEAR
+    assert build_team(ReSoSettings(embedder="hash:64", cost_scale="log")).selector.config.cost_scale == CostScale.LOG
