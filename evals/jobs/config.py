@@ -88,7 +88,7 @@ class DemoConfig:
     """Training selects on skill alone, so every model's record is learned, the dear ones' too; the test
     weighs cost (a deployment pays; an offline training run on replayed answers does not)."""
     reso_variants: dict[str, dict[str, Any]] = field(default_factory=lambda: dict(RESO_VARIANTS))
-    cost_weights: tuple[float, ...] = COST_WEIGHTS
+    cost_weights: tuple[float, ...] = field(default_factory=lambda: COST_WEIGHTS)
     """The cost weights validation chooses from (`COST_WEIGHTS`); the others run as rows of their own."""
     swap_split: bool = False
     """Train on the test split's composites and test on the training split's: a second draw whose test
