@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reso.agents.selection.config import CostScale
 from reso.evals.backends.base import Backend
 from reso.evals.jobs.benchmark_pool import MIN_RECORDED
 from reso.evals.jobs.recorded_benchmark import RecordedBenchmark
@@ -48,15 +49,16 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
 # The CRMs `reso demo` can fit on the training split (`reso.evals.jobs.crm_fit`); the first is the default.
 CRMS = ("calibrated", "vote", "staged")
-# The cost weights validation tries once the fine stage and the cost scale are chosen (the first is the
-# weight those are chosen at); the ReSo row runs the chosen one and each other runs as a row of its own (the
-# accuracy–cost picture's cheaper and dearer selection).
-COST_WEIGHTS: tuple[float, ...] = (1.0, 0.3, 3.0)
-# Further ReSo settings run for the accuracy–cost picture, each against the main row: the paper's fixed fine
-# stage (what the adaptive stage adds), a first stage that keeps both
-# candidates however far apart their records are (what leaving out a far weaker peer saves), and escalation
-# to the most reliable model whatever its price (the earlier rule).
+# Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
+# selection, the cost penalty on a log scale of price (which a very dear candidate moves far less), the
+# paper's fixed fine stage (what the adaptive stage adds), a first stage that keeps both candidates however
+# far apart their records are (what leaving out a far weaker peer saves), and escalation to the most reliable
+# model whatever its price (the earlier rule). The cost weight and scale say how much accuracy a user would
+# trade for price: fixed before any run, not chosen for accuracy (which alone would always favour the dearer).
 RESO_VARIANTS: dict[str, dict[str, Any]] = {
+    "cost weight 0.3": {"cost_weight": 0.3},
+    "cost weight 3": {"cost_weight": 3.0},
+    "log cost scale": {"cost_scale": CostScale.LOG},
     "fixed k=2": {"k_max": None, "confidence": None},
     "whole first stage": {"peer_margin": 1.0},
     "escalate to the most reliable": {"escalate_to": EscalateTo.RELIABLE},
@@ -88,8 +90,6 @@ class DemoConfig:
     """Training selects on skill alone, so every model's record is learned, the dear ones' too; the test
     weighs cost (a deployment pays; an offline training run on replayed answers does not)."""
     reso_variants: dict[str, dict[str, Any]] = field(default_factory=lambda: dict(RESO_VARIANTS))
-    cost_weights: tuple[float, ...] = field(default_factory=lambda: COST_WEIGHTS)
-    """The cost weights validation chooses from (`COST_WEIGHTS`); the others run as rows of their own."""
     swap_split: bool = False
     """Train on the test split's composites and test on the training split's: a second draw whose test
     questions are all different from the first's."""

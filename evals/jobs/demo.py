@@ -16,11 +16,10 @@ Per benchmark:
    adaptive fine stage asks (on a copy of the DADB, the test's first stage, then always its escalation to
    the most reliable remaining agent), and the small learned CRM is fitted on those answers,
    its group model on exactly the groups the fine stage scores (`reward/staged_crm.py`).
-3. ReSo's fine stage (adaptive, peer, or peer on records: `reso.evals.jobs.fine_stages`), its cost scale
-   (linear or log: `reso.agents.selection.scoring`) and its cost weight are chosen on a validation part of
-   the training side (`reso.evals.jobs.validation`).
-4. On the test split, with the DADB frozen: ReSo (that stage, that CRM, that scale and weight) and at each
-   other cost weight (the accuracy–cost picture), on the other cost scale, with each other stage, every model of the pool alone,
+3. ReSo's fine stage (adaptive, peer, or peer on records: `reso.evals.jobs.fine_stages`) is chosen on a
+   validation part of the training side (`reso.evals.jobs.validation`).
+4. On the test split, with the DADB frozen: ReSo (that stage, that CRM) at its default cost weight and at a
+   few others (the accuracy–cost picture), ReSo with each other stage, every model of the pool alone,
    majority votes of the three and five models with the best training record, a cascade whose models are
    chosen from the training record, the random-selection ablation, and the oracle (which uses the labels).
 
@@ -43,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from reso.agents.dadb.base import Mode
-from reso.agents.selection.config import CostScale
 from reso.evals.datasets import Problem, load_dataset
 from reso.evals.jobs.baselines import recorded_baselines
 from reso.evals.jobs.benchmark_pool import benchmark_roster
@@ -72,21 +70,20 @@ from reso.reward.records import LabelledRecord, load_records
 
 def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],
                  answers: Sequence[LabelledRecord], run_records: Sequence[LabelledRecord], out: Path,
-                 progress: DemoProgress) -> tuple[Stage, CostScale, float]:
-    """ReSo's fine stage, cost scale and cost weight on this benchmark: chosen on a validation part of the
-    training side with the calibrated CRM and the recorded `answers` to refit it on
-    (`reso.evals.jobs.validation`; `run_records`: the training run's), else the stage by the training record
-    (`choose_by_record`) with `test`'s scale and weight; the choice and why go to `progress`."""
+                 progress: DemoProgress) -> Stage:
+    """ReSo's fine stage on this benchmark: chosen on a validation part of the training side with the
+    calibrated CRM and the recorded `answers` to refit it on (`reso.evals.jobs.validation`; `run_records`: the
+    training run's), else by the training record (`choose_by_record`); the choice and why go to `progress`."""
     from reso.evals.jobs.validation import choose_on_validation
 
     if config.crm != "calibrated" or not answers:
         stage, why = choose_by_record(team)
-        progress.note(f"fine stage: {why}")
-        return stage, CostScale(test.cost_scale), test.cost_weight
-    choice = choose_on_validation(test, train, train_set, answers, run_records, out / "validation",
-                                  weights=config.cost_weights, concurrency=config.concurrency, note=progress.note)
-    progress.note(f"fine stage: {choice.why}")
-    return choice.stage, choice.cost_scale, choice.cost_weight
+    else:
+        choice = choose_on_validation(test, train, train_set, answers, run_records, out / "validation",
+                                      concurrency=config.concurrency, note=progress.note)
+        stage, why = choice.stage, choice.why
+    progress.note(f"fine stage: {why}")
+    return stage
 
 
 def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgress | None = None,
@@ -142,17 +139,16 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress.start_stage(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, world)
     progress.note(f"CRM fitted on the training split: {scorer}")
-    adaptive = base.replace(mode=Mode.TEST, scorer=scorer, cost_weight=config.cost_weights[0], **RESO_TEST)
+    adaptive = base.replace(mode=Mode.TEST, scorer=scorer, **RESO_TEST)
     answers = training_answers(config, team.pool)
     run_records = load_records(out / "train-reso" / "crm_records.jsonl")
-    chosen = choose_stage(config, adaptive, team, train_set, train_problems, answers, run_records, out, progress)
-    stage, scale, weight = chosen
+    stage = choose_stage(config, adaptive, team, train_set, train_problems, answers, run_records, out, progress)
     stages = stage_changes(scorer, answers or run_records, out, int(RESO_TEST["k_max"]))
-    test = adaptive.replace(**stages[stage], cost_scale=scale, cost_weight=weight)
-    if chosen != (Stage.ADAPTIVE, CostScale.LINEAR, config.cost_weights[0]):  # what the plan guessed: rows renamed
-        progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], chosen))
+    test = adaptive.replace(**stages[stage])
+    if stage != Stage.ADAPTIVE:  # the plan guessed the adaptive stage: its rows change names
+        progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
     runs = [(label, method, folder, test.replace(**changes) if changes else test)
-            for label, method, folder, changes in crm_runs(config, chosen, stages)]
+            for label, method, folder, changes in crm_runs(config, stage, stages)]
     progress.start_stage(title, TESTING_RESO)
     done |= {run[0]: run_table_row(config, test_set, test_problems, out, run, progress, title)
              for run in runs}

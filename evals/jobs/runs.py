@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from reso.agents.dadb.base import Mode
-from reso.agents.selection.config import CostScale
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig
 from reso.evals.jobs.config import DemoConfig
@@ -79,33 +78,22 @@ def run_folder(method: str) -> str:
     return "test-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in method)
 
 
-Chosen = tuple[Stage, CostScale, float]
-"""ReSo's fine stage, cost scale and cost weight in the test (what validation chose)."""
-
-
-def crm_runs(config: DemoConfig, chosen: Chosen | None = None,
+def crm_runs(config: DemoConfig, stage: Stage = Stage.ADAPTIVE,
              stages: Mapping[Stage, dict[str, Any]] | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
     """The test runs that use the fitted CRM, in the order they run: (label, method, run folder, changes to
-    ReSo's test settings, which use the `chosen` stage, scale and weight; default: the adaptive stage on the
-    linear scale at the first of `config.cost_weights`): ReSo, then at each other cost weight, with each
-    further variant, on each other cost scale and with each other fine stage (`stages`: each stage's
-    changes, known once the CRM is fitted); random selects agents at random, and the CRM keeps their
-    answers."""
-    stage, scale, weight = chosen or (Stage.ADAPTIVE, CostScale.LINEAR, config.cost_weights[0])
+    ReSo's test settings, which use the fine stage `stage`); then ReSo with each other fine stage (`stages`:
+    each stage's changes, known once the CRM is fitted); random selects agents at random, and the CRM keeps
+    their answers."""
     runs: list[tuple[str, str, str, dict[str, Any]]] = [("reso", "reso", "test-reso", {})]
-    runs += [(f"reso (cost weight {other:g})", "reso", run_folder(f"reso cost weight {other:g}"),
-              {"cost_weight": other}) for other in config.cost_weights if other != weight]
     runs += [(f"reso ({label})", "reso", run_folder(f"reso {label}"), changes)
              for label, changes in config.reso_variants.items()]
-    runs += [(f"reso ({other} cost scale)", "reso", run_folder(f"reso {other} cost scale"), {"cost_scale": other})
-             for other in CostScale if other != scale]
     runs += [(f"reso ({STAGE_LABELS[other]})", "reso", run_folder(f"reso {STAGE_LABELS[other]}"),
               (stages or {}).get(other, {})) for other in Stage if other != stage]
     return [*runs, ("random", "random", run_folder("random"), {})]
 
 
 def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Sequence[Problem],
-              baselines: Sequence[str], chosen: Chosen | None = None) -> list[PlannedRun]:
+              baselines: Sequence[str], stage: Stage = Stage.ADAPTIVE) -> list[PlannedRun]:
     """Every run of a benchmark in the order it runs, each with the items its folder holds already."""
     def planned(folder: str, label: str, mode: str, problems: Sequence[Problem]) -> PlannedRun:
         return PlannedRun(folder, label, mode, len(problems), len(resumed(out / folder, problems)))
@@ -114,4 +102,4 @@ def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Seq
     runs += [planned(run_folder(method), method, Mode.TEST, test) for method in baselines]
     if config.crm == "staged":  # the pass starts over every time
         runs.append(PlannedRun("train-staged", STAGED_PASS, Mode.TRAIN, len(train)))
-    return runs + [planned(folder, label, Mode.TEST, test) for label, _, folder, _ in crm_runs(config, chosen)]
+    return runs + [planned(folder, label, Mode.TEST, test) for label, _, folder, _ in crm_runs(config, stage)]

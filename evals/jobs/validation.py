@@ -6,11 +6,8 @@ seen with their labels, and flatter every stage that reads it. So validation fit
 any answer to a question of a validation composite (the general CRM on the other recorded answers, its
 calibration on the training run's records of the other questions) and fits each stage's peer posterior on
 the same answers. The trained DADB is read as it is: it keeps each agent's record, not what it answered.
-Each stage then answers the validation composites in test mode on each cost scale (`CostScale`: a
-candidate's price as a share of the dearest candidate's, or on a log scale between the cheapest and the
-dearest) and the most accurate pair wins (the cheaper on a tie); then that pair answers them at each other
-cost weight, and the most accurate weight wins the same way. What each scored is written to
-`validation/choice.json` beside the benchmark's runs.
+Each stage then answers the validation composites in test mode, and the most accurate wins (the cheaper on
+a tie). What each scored is written to `validation/choice.json` beside the benchmark's runs.
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from reso.agents.adapters.release_text import split_recorded
-from reso.agents.selection.config import CostScale
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig
 from reso.evals.jobs.fine_stages import Stage, stage_changes
@@ -40,29 +36,17 @@ VALIDATION_SHARE = 0.25
 
 @dataclass(frozen=True)
 class StageChoice:
-    """The fine stage, cost scale and cost weight validation chose, and what each tried setting scored on the
-    validation composites."""
+    """The stage validation chose, and each stage's accuracy and cost on the validation composites."""
 
     stage: Stage
-    cost_scale: CostScale
-    cost_weight: float
     composites: int
     scores: dict[str, tuple[float, float]]
-    """`setting_label(...)` → (accuracy, USD) on the validation composites, in the order they ran."""
-
-    @property
-    def label(self) -> str:
-        return setting_label(self.stage, self.cost_scale, self.cost_weight)
+    """Stage → (accuracy, USD) on the validation composites."""
 
     @property
     def why(self) -> str:
-        shown = "; ".join(f"{label} {accuracy:.1%} for ${usd:.3f}" for label, (accuracy, usd) in self.scores.items())
-        return f"chosen on {self.composites} validation composites of the training side ({shown}): {self.label}"
-
-
-def setting_label(stage: Stage, scale: CostScale, weight: float) -> str:
-    """How validation names what it tried: `peer on records, log cost scale, cost weight 1`."""
-    return f"{stage}, {scale} cost scale, cost weight {weight:g}"
+        shown = "; ".join(f"{stage} {accuracy:.1%} for ${usd:.3f}" for stage, (accuracy, usd) in self.scores.items())
+        return f"chosen on {self.composites} validation composites of the training side ({shown}): the {self.stage} stage"
 
 
 def _key(text: str) -> str:
@@ -103,10 +87,9 @@ def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem]
 
 
 def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: str, answers: Sequence[LabelledRecord],
-                         run_records: Sequence[LabelledRecord], out: Path, *, weights: Sequence[float] = (1.0,),
-                         concurrency: int = 16, note: Callable[[str], None] = lambda line: None) -> StageChoice:
-    """Fit the validation CRM, run the settings below on the validation composites, and choose (module
-    docstring).
+                         run_records: Sequence[LabelledRecord], out: Path, *, concurrency: int = 16,
+                         note: Callable[[str], None] = lambda line: None) -> StageChoice:
+    """Fit the validation CRM, run every stage on the validation composites, and choose (module docstring).
 
     Args:
         test: ReSo's test settings without a scorer's stage (pool, DADB, k, k_max, …).
@@ -114,8 +97,6 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
         answers: The pool's recorded, labelled answers to the training side's questions.
         run_records: The training run's labelled records (what the calibration learns from).
         out: The folder validation writes to (`<benchmark>/validation`).
-        weights: The cost weights to try; every stage on each cost scale runs at the first, and the winner at
-            each other.
     """
     from reso.reward.training.calibration_fit import fit_calibration
     from reso.reward.training.small_crm_fit import fit_small_crm
@@ -130,26 +111,10 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
     calibration.save(out / "crm-calibrated")
     changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", kept, out, int(test.k_max or test.k))
     scores: dict[str, tuple[float, float]] = {}
-
-    def run(stage: Stage, scale: CostScale, weight: float) -> None:
-        label = setting_label(stage, scale, weight)
-        settings = test.replace(**changes[stage], cost_scale=scale, cost_weight=weight)
-        folder = out / ("run-" + "".join(ch if ch.isalnum() or ch in ".-" else "-" for ch in label))
-        scores[label] = _run_stage(settings, dataset, part, folder, concurrency)
-
-    def ranked(setting: tuple[Stage, CostScale, float]) -> tuple[float, float]:
-        accuracy, usd = scores[setting_label(*setting)]
-        return accuracy, -usd
-
-    # Two rounds, so that fewer settings compete on a few dozen composites: every stage on each cost scale at
-    # the first weight, then the other weights with the winning stage and scale.
-    pairs = [(stage, scale, weights[0]) for stage in Stage for scale in CostScale]
-    for setting in pairs:
-        run(*setting)
-    stage, scale, _ = max(pairs, key=ranked)
-    settings = [(stage, scale, weight) for weight in weights]
-    for setting in settings[1:]:
-        run(*setting)
-    choice = StageChoice(*max(settings, key=ranked), composites=len(part), scores=scores)
+    for stage in Stage:
+        scores[stage] = _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
+                                   concurrency)
+    best = max(Stage, key=lambda stage: (scores[stage][0], -scores[stage][1]))
+    choice = StageChoice(best, len(part), scores)
     (out / "choice.json").write_text(json.dumps({**asdict(choice), "why": choice.why}, indent=2), encoding="utf-8")
     return choice

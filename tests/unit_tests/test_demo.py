@@ -70,7 +70,7 @@ def demo_events() -> Recorder:
 def small_demo(tmp_path_factory, demo_events):
     out = tmp_path_factory.mktemp("demo")
     config = DemoConfig(out=out, world="two-model", train_limit=12, test_limit=6, concurrency=4,
-                        reso_variants={}, cost_weights=(1.0, 0.1))
+                        reso_variants={"cost weight 0.1": {"cost_weight": 0.1}})
     return out, run_demo(config, progress=demo_events)
 
 
@@ -92,7 +92,7 @@ def test_the_table_names_the_best_single_model_and_its_paired_differences(small_
     out, by_benchmark = small_demo
     rows = comparison_rows(out / "gsm8k-mas", by_benchmark["gsm8k-mas"])
     labels = [row["method"] for row in rows]
-    assert labels[0] == "reso" and labels[1] in {"reso (cost weight 0.1)", "reso (cost weight 1)"}
+    assert labels[0] == "reso" and labels[1] == "reso (cost weight 0.1)"
     best = next(row for row in rows if row["method"].startswith("best single: "))
     assert best["diff_vs_best_single_ci95"] == [0.0, 0.0] and best["cost_vs_best_single"] == pytest.approx(1.0)
     singles = [s for s in by_benchmark["gsm8k-mas"] if s["method"].startswith("single:")]
@@ -128,8 +128,7 @@ def test_the_default_crm_is_the_general_crm_calibrated_on_the_training_run(small
     _, crm_weight, _ = calibration["coefficients"]
     assert crm_weight > 0  # a higher CRM score means more likely right after calibration too
     summaries = {s["label"]: s for s in by_benchmark["gsm8k-mas"]}
-    for label in ("reso", "reso (log cost scale)" if "reso (log cost scale)" in summaries else
-                  "reso (linear cost scale)", "random"):
+    for label in ("reso", "reso (cost weight 0.1)", "random"):
         assert summaries[label]["settings"]["scorer"] == f"calibrated:{out / 'gsm8k-mas' / 'crm-calibrated'}"
     reso = summaries["reso"]
     assert reso["scorer_failures"]["failed"] == 0 and reso["scorer_failures"]["scored"] > 0
@@ -159,33 +158,17 @@ def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_e
     out, _ = small_demo
     plans = [event[2] for event in demo_events.events if event[0] == "plan"]
     # Sent before training (two models: no vote:3 or cascade to guess) and again after it, when the training
-    # run's folder holds its 12 items, guessing the adaptive stage on the linear scale at the first weight.
-    assert plans[1] == [dataclasses.replace(plans[0][0], done=12), *plans[0][1:]]
-    before = [("train-reso", "reso (training)", "train", 12),
-              ("test-single-gpt-4-arithmetic-word-problems", SINGLES[0], "test", 6),
-              ("test-single-mixtral-arithmetic-word-problems", SINGLES[1], "test", 6),
-              ("test-oracle", "oracle", "test", 6), ("test-reso", "reso", "test", 6)]
-    guessed = [("test-reso-cost-weight-0.1", "reso (cost weight 0.1)", "test", 6),
-               ("test-reso-log-cost-scale", "reso (log cost scale)", "test", 6),
-               ("test-reso-peer-stage", "reso (peer stage)", "test", 6),
-               ("test-reso-peer-stage-on-records", "reso (peer stage on records)", "test", 6),
-               ("test-random", "random", "test", 6)]
-    assert [(p.folder, p.label, p.mode, p.items, p.done) for p in plans[0]] == [(*run, 0) for run in before + guessed]
-    # Once validation has chosen, a plan whose rows are the other weight, scale and stages (sent only when the
-    # guess was wrong).
-    choice = json.loads((out / "gsm8k-mas" / "validation" / "choice.json").read_text())
-    weight = 0.1 if choice["cost_weight"] == 1.0 else 1.0
-    scale = "log" if choice["cost_scale"] == "linear" else "linear"
-    stages = [stage for stage in ("adaptive stage", "peer stage", "peer stage on records")
-              if stage != {"adaptive": "adaptive stage", "peer": "peer stage",
-                           "peer on records": "peer stage on records"}[choice["stage"]]]
-    chosen = [(f"test-reso-cost-weight-{weight:g}", f"reso (cost weight {weight:g})", "test", 6),
-              (f"test-reso-{scale}-cost-scale", f"reso ({scale} cost scale)", "test", 6),
-              *((f"test-reso-{stage.replace(' ', '-')}", f"reso ({stage})", "test", 6) for stage in stages),
-              ("test-random", "random", "test", 6)]
-    assert len(plans) == (2 if chosen == guessed else 3)
-    assert [(p.folder, p.label, p.mode, p.items) for p in plans[-1]][5:] == chosen
-    expected = before + chosen
+    # run's folder holds its 12 items.
+    assert len(plans) == 2 and plans[1] == [dataclasses.replace(plans[0][0], done=12), *plans[0][1:]]
+    expected = [("train-reso", "reso (training)", "train", 12),
+                ("test-single-gpt-4-arithmetic-word-problems", SINGLES[0], "test", 6),
+                ("test-single-mixtral-arithmetic-word-problems", SINGLES[1], "test", 6),
+                ("test-oracle", "oracle", "test", 6), ("test-reso", "reso", "test", 6),
+                ("test-reso-cost-weight-0.1", "reso (cost weight 0.1)", "test", 6),
+                ("test-reso-peer-stage", "reso (peer stage)", "test", 6),
+                ("test-reso-peer-stage-on-records", "reso (peer stage on records)", "test", 6),
+                ("test-random", "random", "test", 6)]
+    assert [(p.folder, p.label, p.mode, p.items, p.done) for p in plans[0]] == [(*run, 0) for run in expected]
     # Each run: started with nothing done, then each of its items once, then finished with all of them.
     runs: list[tuple[RunStart, list[str]]] = []
     open_run = None
@@ -203,8 +186,8 @@ def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_e
     assert open_run is None
     assert [(r.folder, r.label, r.mode, r.items, r.done, r.benchmark) for r, _ in runs] == [
         (out / "gsm8k-mas" / folder, label, mode, items, 0, TITLE) for folder, label, mode, items in expected]
-    assert [len(set(items)) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6, 6, 6]
-    assert [len(items) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6, 6, 6]
+    assert [len(set(items)) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6, 6]
+    assert [len(items) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6, 6]
 
 
 def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(small_demo, demo_events):
@@ -214,20 +197,9 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
     choice = json.loads((bench / "validation" / "choice.json").read_text())
     # The last quarter of the 12 training composites, answered by every stage with a CRM refitted without
     # their questions' recorded answers.
-    # Every fine stage on each cost scale at the first cost weight; the most accurate pair wins, the cheaper
-    # on a tie; then that pair at the other weight, chosen the same way.
-    def ranked(label: str) -> tuple[float, float]:
-        accuracy, usd = choice["scores"][label]
-        return accuracy, -usd
-
-    pairs = [f"{stage}, {scale} cost scale" for stage in ("adaptive", "peer", "peer on records")
-             for scale in ("linear", "log")]
-    assert choice["composites"] == 3 and list(choice["scores"])[:6] == [f"{pair}, cost weight 1" for pair in pairs]
-    pair = max(list(choice["scores"])[:6], key=ranked).removesuffix(", cost weight 1")
-    assert (pair, list(choice["scores"])[6:]) == (f"{choice['stage']}, {choice['cost_scale']} cost scale",
-                                                 [f"{pair}, cost weight 0.1"])
-    chosen = max([f"{pair}, cost weight 1", f"{pair}, cost weight 0.1"], key=ranked)
-    assert chosen == f"{pair}, cost weight {choice['cost_weight']:g}"
+    assert choice["composites"] == 3 and set(choice["scores"]) == {"adaptive", "peer", "peer on records"}
+    best = max(choice["scores"].values(), key=lambda score: (score[0], -score[1]))
+    assert choice["scores"][choice["stage"]] == best
     assert is_small_crm_dir(bench / "validation" / "crm-general")
     notes = [event[1] for event in demo_events.events if event[0] == "note"]
     assert f"fine stage: {choice['why']}" in notes
@@ -243,15 +215,6 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
         assert (row["settings"]["escalate_to"], row["settings"]["k_max"]) == (
             ("ranked", 3) if stage == "adaptive" else ("diverse", 4))
     assert labels[choice["stage"]] not in summaries
-    # Every ReSo row runs on the chosen cost scale and weight but two, which run on the other scale and at the
-    # other weight.
-    other_scale = {"linear": "log", "log": "linear"}[choice["cost_scale"]]
-    other_weight = {1.0: 0.1, 0.1: 1.0}[choice["cost_weight"]]
-    assert summaries[f"reso ({other_scale} cost scale)"]["settings"]["cost_scale"] == other_scale
-    assert summaries[f"reso (cost weight {other_weight:g})"]["settings"]["cost_weight"] == other_weight
-    assert {(row["settings"]["cost_scale"], row["settings"]["cost_weight"]) for label, row in summaries.items()
-            if label.startswith("reso (") and "cost" not in label} == {(choice["cost_scale"], choice["cost_weight"])}
-    assert summaries["reso"]["settings"]["cost_scale"] == choice["cost_scale"]
     assert json.loads((bench / "crm-peer" / "peer.json").read_text())["base"] == calibrated
     assert json.loads((bench / "crm-peer-records" / "peer.json").read_text())["base"] == "reliability"
     # The peer posteriors' error table is counted on the pool's recorded answers to the training side.

@@ -34,7 +34,7 @@ def visits(db: Path) -> dict[str, int]:
 def staged_demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo-staged")
     config = DemoConfig(out=out, world="two-model", train_limit=10, test_limit=4, concurrency=4, reso_variants={},
-                        cost_weights=(1.0,), crm="staged")
+                        crm="staged")
     return config, run_demo(config, log=lambda line: None)
 
 

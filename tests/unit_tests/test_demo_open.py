@@ -26,7 +26,7 @@ def open_demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("open")
     notes: list[str] = []
     config = DemoConfig(out=out, world="open", train_limit=3, test_limit=2, concurrency=4, crm="vote",
-                        reso_variants={}, cost_weights=(1.0,))
+                        reso_variants={})
     return out, run_demo(config, log=notes.append), notes
 
 

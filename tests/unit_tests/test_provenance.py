@@ -274,7 +274,7 @@ def test_demo_reruns_into_its_folders_resume(tmp_path: Path) -> None:
 
     # The vote as CRM: resuming is the point here (test_demo.py runs the default, calibrated CRM).
     config = DemoConfig(out=tmp_path, world="two-model", train_limit=3, test_limit=2, concurrency=2,
-                        reso_variants={}, cost_weights=(1.0,), crm="vote")
+                        reso_variants={}, crm="vote")
     first = run_demo(config, log=lambda line: None)["gsm8k-mas"]
     assert (tmp_path / "gsm8k-mas" / "train-reso" / FILE_NAME).exists()
     again = run_demo(config, log=lambda line: None)["gsm8k-mas"]
