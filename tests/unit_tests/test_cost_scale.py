@@ -1,16 +1,21 @@
 """The cost penalty's two scales: linear (a share of the dearest candidate's cost) and log (the price ratio to
-the cheapest priced candidate against the dearest's), against hand-computed values."""
+the cheapest priced candidate against the dearest's), against hand-computed values, from the score up to
+`reso eval --cost-scale`."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from reso.agents.selection.config import CostScale, SelectorConfig
 from reso.agents.selection.scoring import score_components
+from reso.evals.cli import app
 from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import build_team
 
 
 def _penalties(prior_cost: list[float], scale: CostScale, **config: float) -> np.ndarray:
@@ -71,11 +76,29 @@ def test_the_log_scale_changes_who_ranks_first_beside_a_dear_outlier() -> None:
 
 
 def test_unknown_cost_scales_are_refused_and_the_setting_reaches_the_selector() -> None:
-    from reso.graphs.team import build_team
-
     with pytest.raises(ValueError, match="cost_scale must be one of linear, log, got 'cubic'"):
         SelectorConfig(cost_scale="cubic")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown cost_scale 'cubic'; choose one of linear, log"):
         ReSoSettings(cost_scale="cubic")  # type: ignore[arg-type]
     assert build_team(ReSoSettings(embedder="hash:64")).selector.config.cost_scale == CostScale.LINEAR
     assert build_team(ReSoSettings(embedder="hash:64", cost_scale="log")).selector.config.cost_scale == CostScale.LOG
+
+
+@pytest.mark.parametrize("scale", list(CostScale))
+def test_reso_eval_scores_on_the_cost_scale_it_is_given(tmp_path, scale: CostScale) -> None:
+    out = tmp_path / scale
+    result = CliRunner().invoke(app, ["eval", "--dataset", "gsm8k-mas-easy-test", "--limit", "2", "--out", str(out),
+                                      "--quiet", "--cost-scale", scale])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "summary.json").read_text())["settings"]["cost_scale"] == scale
+    pairs = [step["candidates"] for line in (out / "results.jsonl").read_text().splitlines()
+             for step in json.loads(line)["steps"] if len(step["candidates"]) == 2]
+    assert pairs
+    for pair in pairs:
+        # The two models of the embedded pool, never asked before: each expects its list-price call, and the
+        # dearer is the dearest candidate (the calculator, also retrieved, is free).
+        cheap, dear = sorted((c["selection"] for c in pair), key=lambda parts: parts["mean_cost"])
+        ratio = dear["mean_cost"] / cheap["mean_cost"]
+        assert ratio > 1 and dear["cost_penalty"] == pytest.approx(1.0)
+        expected = math.log(2) / math.log1p(ratio) if scale == CostScale.LOG else 1 / ratio
+        assert cheap["cost_penalty"] == pytest.approx(expected)
