@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypeVar
 
 __all__ = ["CostScale", "SelectorConfig", "Variant"]
 
@@ -32,6 +33,17 @@ class CostScale(StrEnum):
 # Default exploration constant per variant (see `exploration_c`).
 _DEFAULT_C: dict[Variant, float] = {Variant.THOMPSON: 0.3, Variant.KL_UCB: 1.0, Variant.MOSS: 0.2,
                                     Variant.NORMALIZED: 0.1, Variant.PAPER: 0.3}
+
+
+_Kind = TypeVar("_Kind", bound=StrEnum)
+
+
+def _member(kind: type[_Kind], value: str, name: str) -> _Kind:
+    """`value` as a member of `kind`, or an error naming the field `name` and the choices."""
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"{name} must be one of {', '.join(kind)}, got {value!r}") from None
 
 
 def _doc(text: str) -> dict[str, str]:
@@ -93,14 +105,8 @@ class SelectorConfig:
     prior_output_tokens: int = field(default=500, metadata=_doc("Output tokens of that pseudo-call."))
 
     def __post_init__(self) -> None:
-        try:
-            self.variant = Variant(self.variant)
-        except ValueError:
-            raise ValueError(f"variant must be one of {', '.join(Variant)}, got {self.variant!r}") from None
-        try:
-            self.cost_scale = CostScale(self.cost_scale)
-        except ValueError:
-            raise ValueError(f"cost_scale must be one of {', '.join(CostScale)}, got {self.cost_scale!r}") from None
+        self.variant = _member(Variant, self.variant, "variant")
+        self.cost_scale = _member(CostScale, self.cost_scale, "cost_scale")
         if self.exploration_c is None:
             self.exploration_c = _DEFAULT_C[self.variant]
         if self.per_domain is None:
