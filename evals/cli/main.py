@@ -15,6 +15,7 @@ from reso.evals.cli.plan import plan_command
 from reso.evals.cli.pool import app as pool_app
 from reso.evals.cli.solve import solve
 from reso.evals.cli.synth import app as synth_app
+from reso.evals.cli.teams import teams_command
 
 app = typer.Typer(
     name="reso",
@@ -31,4 +32,5 @@ app.command("plan")(plan_command)
 app.command("eval")(eval_command)
 app.command("demo")(demo_command)
 app.command("compare")(compare_command)
+app.command("teams")(teams_command)
 app.command("datasets")(datasets_command)
