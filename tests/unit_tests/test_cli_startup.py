@@ -36,7 +36,7 @@ def test_drawing_the_help_loads_no_heavy_library():
 def test_help_lists_every_command():
     out = subprocess.run([sys.executable, "-c", "from reso.evals.cli import app; app(['--help'])"],
                          capture_output=True, text=True, env=_env())
-    for command in ("solve", "plan", "eval", "demo", "pool", "crm", "bench", "synth"):
+    for command in ("solve", "plan", "eval", "demo", "compare", "teams", "pool", "crm", "bench", "synth"):
         assert f" {command} " in out.stdout
 
 
