@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -20,11 +20,14 @@ def teams_command(
     max_size: Annotated[int, typer.Option(help="The most agents a team may have.")] = 5,
     cost_cap: Annotated[float, typer.Option(
         help="The most a team may cost on the choosing run, in multiples of its best single agent's cost.")] = 3.0,
+    reference: Annotated[Optional[str], typer.Option(
+        help="The agent (id or model name) the cost cap and every row are measured against; default the best "
+             "single agent on CHOOSE.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
     """How far agreement alone takes a pool: every team of up to MAX_SIZE agents within the cost cap votes
     on CHOOSE's recorded answers (weighted by each agent's record there); the best team and the best single
-    agent are scored on TEST with paired intervals, beside the best team in hindsight (chosen with TEST's
+    agent (or the reference) are scored on TEST with paired intervals, beside the best team in hindsight (chosen with TEST's
     labels: a bound, not a method) and the oracle."""
     from rich.console import Console
 
@@ -33,7 +36,7 @@ def teams_command(
     from reso.evals.reports.teams import study_teams
 
     try:
-        study = study_teams(choose, test, max_size=max_size, cost_cap=cost_cap)
+        study = study_teams(choose, test, max_size=max_size, cost_cap=cost_cap, reference=reference)
     except (CompareError, ValueError) as error:
         fail(str(error))
     if json_output:

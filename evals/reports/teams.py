@@ -238,6 +238,7 @@ class TeamStudy:
 
 
 SINGLE = "best single agent (chosen)"
+REFERENCE = "reference agent"
 TEAM = "vote of the chosen team"
 HINDSIGHT = "vote of the best team in hindsight (uses the test labels)"
 EVERY = "oracle: some agent right (uses the test labels)"
@@ -250,13 +251,27 @@ def _virtual_run(test: RecordedAnswers, label: str, method: str, correct: np.nda
     return Run(folder=test.run.folder, summary=summary, rows=rows)
 
 
-def study_teams(choose_folder: Path, test_folder: Path, *, max_size: int = 5, cost_cap: float = 3.0) -> TeamStudy:
+def _agent_index(agents: Sequence[str], name: str) -> int:
+    """The index of agent `name`: an agent id, or a model's name when one agent of the runs has it."""
+    if name in agents:
+        return agents.index(name)
+    matches = [i for i, agent in enumerate(agents) if agent.split("/", 1)[0] == name]
+    if len(matches) != 1:
+        raise ValueError(f"--reference {name!r}: {'no' if not matches else 'more than one'} agent of both runs "
+                         f"is that; they are {', '.join(agents)}")
+    return matches[0]
+
+
+def study_teams(choose_folder: Path, test_folder: Path, *, max_size: int = 5, cost_cap: float = 3.0,
+                reference: str | None = None) -> TeamStudy:
     """Choose the best single agent and team on `choose_folder`'s oracle run, score them on
-    `test_folder`'s, and find the best team in hindsight there (module docstring).
+    `test_folder`'s, and find the best team in hindsight there (module docstring). With `reference` (an
+    agent id or a model name) that agent replaces the best single one: the cost cap is in multiples of its
+    cost, and every row is compared with it.
 
     Raises:
         CompareError: A folder is not an oracle run, or the runs share no agent.
-        ValueError: max_size below 1 or cost_cap not positive.
+        ValueError: max_size below 1, cost_cap not positive, or no such reference agent.
     """
     if max_size < 1:
         raise ValueError(f"max_size must be >= 1, got {max_size}")
@@ -268,12 +283,14 @@ def study_teams(choose_folder: Path, test_folder: Path, *, max_size: int = 5, co
         raise CompareError(f"{choose_folder} and {test_folder}: no agent answered in both runs")
     choose, test = choose.restricted(agents), test.restricted(agents)
     weights = choose.record()
-    single, team = search_teams(choose, weights, max_size, cost_cap)
+    anchor = None if reference is None else _agent_index(agents, reference)
+    single, team = search_teams(choose, weights, max_size, cost_cap, reference=anchor)
     # In hindsight too the cap is in multiples of the chosen single agent's cost, so every row shares one scale.
     _, hindsight = search_teams(test, test.record(), max_size, cost_cap, reference=single.members[0])
     everyone = tuple(range(len(agents)))
     rows = [
-        (SINGLE, f"single:{single.agents[0]}", team_votes(test, single.members, weights), single.members),
+        (SINGLE if anchor is None else REFERENCE, f"single:{single.agents[0]}",
+         team_votes(test, single.members, weights), single.members),
         (TEAM, "vote:" + ",".join(team.agents), team_votes(test, team.members, weights), team.members),
         (HINDSIGHT, "vote:" + ",".join(hindsight.agents), team_votes(test, hindsight.members, test.record()),
          hindsight.members),

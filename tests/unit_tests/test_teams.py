@@ -16,6 +16,7 @@ from reso.evals.cli import app
 from reso.evals.reports.compare import CompareError
 from reso.evals.reports.teams import (
     HINDSIGHT,
+    REFERENCE,
     SINGLE,
     TEAM,
     read_recorded_answers,
@@ -127,6 +128,20 @@ def test_study_scores_the_choice_on_the_test_run_beside_hindsight(tmp_path):
     assert runs[HINDSIGHT].accuracy == 1.0
     assert runs[TEAM].cost_usd == pytest.approx(0.3 * len(study.team.agents))
     assert study.any_right[HINDSIGHT] == 1.0
+
+
+def test_a_reference_agent_sets_the_cost_cap_and_the_first_row(tmp_path):
+    # b alone is the best single agent (right on all three at 0.1); against a (price 1) a cap of 0.15 leaves
+    # room for one cheap agent: b.
+    run = one_step_run(tmp_path / "run", [{"a": "2", "b": "1", "c": "3", "d": "4"}] * 3)
+    study = study_teams(run, run, max_size=2, cost_cap=0.15, reference="a")
+    assert study.single.agents == ("a",)
+    assert (study.team.agents, study.team.cost_ratio) == (("b",), pytest.approx(0.1))
+    runs = {run.label: run for run in study.comparison.runs}
+    assert runs[REFERENCE].accuracy == 0.0 and runs[TEAM].accuracy == 1.0
+    assert runs[TEAM].vs_reference.cost_ratio == pytest.approx(0.1)
+    result = invoke("teams", str(run), str(run), "--reference", "e")
+    assert result.exit_code == 2 and "--reference 'e': no agent of both runs is that" in result.output
 
 
 def test_refuses_runs_that_are_not_oracle_runs_and_bad_limits(tmp_path):
