@@ -27,8 +27,8 @@ def teams_command(
 ) -> None:
     """How far agreement alone takes a pool: every team of up to MAX_SIZE agents within the cost cap votes
     on CHOOSE's recorded answers (weighted by each agent's record there); the best team and the best single
-    agent (or the reference) are scored on TEST with paired intervals, beside the best team in hindsight (chosen with TEST's
-    labels: a bound, not a method) and the oracle."""
+    agent (or the reference) are scored on TEST with paired intervals, beside the best team in hindsight
+    (chosen with TEST's labels: a bound, not a method) and the oracle."""
     from rich.console import Console
 
     from reso.evals.cli.compare import comparison_table
@@ -44,8 +44,9 @@ def teams_command(
         return
     console = Console()
     console.print(comparison_table(study.comparison, width=console.width))
+    measure = "the reference agent's" if reference else "the best single agent's"
     for label, team in (("chosen team", study.team), ("best team in hindsight", study.hindsight)):
-        console.print(f"{label}: {', '.join(team.agents)} ({team.cost_ratio:.2f}x the best single agent's cost "
-                      "where it was chosen)")
+        console.print(f"{label}: {', '.join(team.agents)} ({team.cost_ratio:.2f}x {measure} cost where it was "
+                      "chosen)")
     for label, share in study.any_right.items():
         console.print(f"{label}: some member right on {share:.1%} of the test composites")

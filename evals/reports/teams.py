@@ -105,7 +105,7 @@ def _graded(value: str | None, reference: str | None) -> bool:
 
 
 def read_recorded_answers(folder: Path) -> RecordedAnswers:
-    """An oracle run's answers, every agent of its first sub-question on every one.
+    """An oracle run's answers: the agents that answer its first sub-question, on every sub-question.
 
     Raises:
         CompareError: The folder is not a finished `reso eval` run, not an oracle run, or some sub-question
@@ -176,7 +176,7 @@ def team_cost(recorded: RecordedAnswers, team: Sequence[int]) -> np.ndarray:
 @dataclass(frozen=True)
 class Team:
     """A team found by `search_teams`: its agents, and on the run it was chosen on its composites right and
-    its cost against the run's best single agent."""
+    its cost against the single agent that measures the cap."""
 
     agents: tuple[str, ...]
     members: tuple[int, ...]
