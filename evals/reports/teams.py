@@ -24,6 +24,7 @@ enumeration is vectorised with numpy, since a pool of 22 agents has about 35,000
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -237,6 +238,10 @@ class TeamStudy:
                 "comparison": self.comparison.to_json()}
 
 
+# Beyond this many teams a search runs for many minutes (it scores a few thousand teams a second, more where
+# the cost cap rules teams out before their vote is counted).
+MAX_TEAMS = 5_000_000
+
 SINGLE = "best single agent (chosen)"
 REFERENCE = "reference agent"
 TEAM = "vote of the chosen team"
@@ -281,6 +286,10 @@ def study_teams(choose_folder: Path, test_folder: Path, *, max_size: int = 5, co
     agents = [agent for agent in choose.agents if agent in test.agents]
     if not agents:
         raise CompareError(f"{choose_folder} and {test_folder}: no agent answered in both runs")
+    teams = sum(math.comb(len(agents), size) for size in range(1, max_size + 1))
+    if teams > MAX_TEAMS:
+        raise ValueError(f"--max-size {max_size}: {teams:,} teams of {len(agents)} agents to score, more than "
+                         f"{MAX_TEAMS:,}; lower --max-size")
     choose, test = choose.restricted(agents), test.restricted(agents)
     weights = choose.record()
     anchor = None if reference is None else _agent_index(agents, reference)

@@ -144,7 +144,7 @@ def test_a_reference_agent_sets_the_cost_cap_and_the_first_row(tmp_path):
     assert result.exit_code == 2 and "--reference 'e': no agent of both runs is that" in result.output
 
 
-def test_refuses_runs_that_are_not_oracle_runs_and_bad_limits(tmp_path):
+def test_refuses_runs_that_are_not_oracle_runs_and_bad_limits(tmp_path, monkeypatch):
     oracle = one_step_run(tmp_path / "oracle", [{"a": "1", "b": "1", "c": "1", "d": "1"}])
     single = one_step_run(tmp_path / "single", [{"a": "1", "b": "1", "c": "1", "d": "1"}], method="single:a")
     with pytest.raises(CompareError, match="single.*oracle run"):
@@ -154,6 +154,12 @@ def test_refuses_runs_that_are_not_oracle_runs_and_bad_limits(tmp_path):
     assert "error:" in result.output and "reso eval --method oracle" in result.output
     result = invoke("teams", str(oracle), str(oracle), "--max-size", "0")
     assert result.exit_code == 2 and "max_size must be >= 1" in result.output
+    result = invoke("teams", str(oracle), str(oracle), "--max-size", "4")
+    assert result.exit_code == 0, result.output
+    with monkeypatch.context() as patch:
+        patch.setattr("reso.evals.reports.teams.MAX_TEAMS", 14)
+        result = invoke("teams", str(oracle), str(oracle), "--max-size", "4")
+    assert result.exit_code == 2 and "15 teams of 4 agents to score, more than 14; lower --max-size" in result.output
     result = invoke("teams", str(oracle), str(tmp_path / "missing"))
     assert result.exit_code == 2 and "missing: not a folder" in result.output
 
