@@ -146,6 +146,7 @@ def team_votes(recorded: RecordedAnswers, team: Sequence[int], weights: np.ndarr
     tally = np.zeros((steps, count))
     first = np.full((steps, count), count)
     rows = np.arange(steps)
+    # Last member first, so that `first` ends holding the earliest member that gave each answer.
     for member in sorted(team, reverse=True):
         given = recorded.answer[:, member] >= 0
         where = (rows[given], recorded.answer[given, member])
@@ -291,17 +292,17 @@ def study_teams(choose_folder: Path, test_folder: Path, *, max_size: int = 5, co
         raise ValueError(f"--max-size {max_size}: {teams:,} teams of {len(agents)} agents to score, more than "
                          f"{MAX_TEAMS:,}; lower --max-size")
     choose, test = choose.restricted(agents), test.restricted(agents)
-    weights = choose.record()
+    weights, hindsight_weights = choose.record(), test.record()
     anchor = None if reference is None else _agent_index(agents, reference)
     single, team = search_teams(choose, weights, max_size, cost_cap, reference=anchor)
     # In hindsight too the cap is in multiples of the chosen single agent's cost, so every row shares one scale.
-    _, hindsight = search_teams(test, test.record(), max_size, cost_cap, reference=single.members[0])
+    _, hindsight = search_teams(test, hindsight_weights, max_size, cost_cap, reference=single.members[0])
     everyone = tuple(range(len(agents)))
     rows = [
         (SINGLE if anchor is None else REFERENCE, f"single:{single.agents[0]}",
          team_votes(test, single.members, weights), single.members),
         (TEAM, "vote:" + ",".join(team.agents), team_votes(test, team.members, weights), team.members),
-        (HINDSIGHT, "vote:" + ",".join(hindsight.agents), team_votes(test, hindsight.members, test.record()),
+        (HINDSIGHT, "vote:" + ",".join(hindsight.agents), team_votes(test, hindsight.members, hindsight_weights),
          hindsight.members),
         (EVERY, "oracle", any_member_right(test, everyone), everyone),
     ]
