@@ -74,7 +74,8 @@ class ReSoSettings:
         "more likely right than the best answer so far: ranked, the first in the coarse stage's cost-aware "
         "order; reliable, the one with the best training record whatever its price; diverse (for peers, with the "
         "peer posterior CRM), among models within peer_margin of the best remaining record, the one whose "
-        "mistakes go least with those already asked, even if none is more likely right.")})
+        "mistakes go least with those already asked, even if none is more likely right; diverse-priced, the same "
+        "with each record net of its price (the coarse stage's cost penalty in record points).")})
     integration: Integration = field(default=Integration.TOOL, metadata={"description": (
         "tool: a plan's integration step (the final step of a plan of several, `TaskDAG.role`) goes to the "
         "pool's exact tool for every method, when the pool has one; select: chosen like any other subtask.")})

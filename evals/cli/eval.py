@@ -72,9 +72,9 @@ def eval_command(
              "the first's (1: all k answer).")] = None,
     escalate_to: Annotated[Optional[str], typer.Option(
         help="Adaptive fine stage: ranked (the first candidate in the cost-aware order that could beat the best "
-             "answer so far), reliable (the one with the best training record, whatever its price) or diverse "
+             "answer so far), reliable (the one with the best training record, whatever its price), diverse "
              "(among peers, the one whose mistakes go least with those already asked; with a peer:<dir> "
-             "scorer).")] = None,
+             "scorer) or diverse-priced (the same, each peer's record net of its price).")] = None,
     exploration: Annotated[Optional[float], typer.Option(
         help="Exploration constant of the selection policy (training; 1 is plain Thompson sampling).")] = None,
     integration: Annotated[Optional[str], typer.Option(

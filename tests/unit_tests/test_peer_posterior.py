@@ -143,6 +143,32 @@ def test_diverse_escalation_asks_the_least_correlated_peer_even_when_none_is_mor
     assert Adaptive(confidence=0.9, k_max=3, escalate_to="diverse").more(cands, [Asked(0, "4", 0.6)]) == [1]
 
 
+def _priced(name: str, reputation: float, cost_penalty: float) -> Candidate:
+    """A candidate as the coarse stage scores it: w_rep 2, so its penalty costs cost_penalty / 2 of a record."""
+    base = _cand(name, reputation)
+    return Candidate(base.agent, 1.0, {"reputation": reputation, "visits": 99, "s_rep": 2.0 * reputation,
+                                       "cost_penalty": cost_penalty})
+
+
+def test_priced_diverse_escalation_weighs_a_peers_record_net_of_its_price():
+    errors = PeerErrors.fit(_records(TABLE))
+    policy = Adaptive(confidence=0.9, k_max=3, escalate_to="diverse-priced", errors=errors)
+    blind = Adaptive(confidence=0.9, k_max=3, escalate_to="diverse", errors=errors)
+    # The loner's mistakes are not the twin's, but it pays the full penalty (half a record point): net of
+    # price it is 0.33, far below the cheap twin's 0.595, so the cheap twin is the peer asked.
+    dear_loner = [_priced("twin-a", 0.6, 0.01), _priced("twin-b", 0.6, 0.01), _priced("loner", 0.58, 1.0)]
+    assert policy.more(dear_loner, [Asked(0, "4", 0.6)]) == [1]
+    assert blind.more(dear_loner, [Asked(0, "4", 0.6)]) == [2]  # "diverse" itself stays price-blind
+    # At a price within the margin (0.06 of a record), it is a peer again and, the least correlated, asked.
+    close = [_priced("twin-a", 0.6, 0.01), _priced("twin-b", 0.6, 0.01), _priced("loner", 0.58, 0.12)]
+    assert policy.more(close, [Asked(0, "4", 0.6)]) == [2]
+    # A cheap model 0.2 below a dear one on record is no peer of it on record alone, but net of price it
+    # is the best remaining (0.59 against 0.3).
+    cheap_weak = [_priced("twin-a", 0.6, 0.01), _priced("twin-b", 0.8, 1.0), _priced("loner", 0.6, 0.02)]
+    assert policy.more(cheap_weak, [Asked(0, "4", 0.6)]) == [2]
+    assert blind.more(cheap_weak, [Asked(0, "4", 0.6)]) == [1]
+
+
 def test_answers_agree_only_when_their_values_are_the_same():
     # 226 and 228 are within the checker's default 1 %, but the composites grade them apart: so must the vote.
     base = _Fixed({"twin-a": 0.6, "loner": 0.6})
