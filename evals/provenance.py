@@ -45,7 +45,8 @@ _HASHED_FILE_LIMIT = 64 << 20
 # The settings that change what a run answers or how it is judged: a rerun that differs in any is refused.
 ANSWER_SETTINGS: tuple[str, ...] = (
     "scorer", "scorer_sees_reference", "mode", "planner", "planner_model", "k", "k_max", "confidence", "peer_margin",
-    "escalate_to", "integration", "top_m", "selection", "score_variant", "cost_weight", "cost_scale", "exploration",
+    "escalate_to", "integration", "top_m", "selection", "score_variant", "cost_weight", "cost_scale", "cost_ref_usd",
+    "exploration",
     "explore_when_frozen", "db", "embedder", "context_policy", "seed",
     # Per-question limits decide whether an item's answer is cut short (unlike the run budgets, which only
     # decide how many items run and are not settings).

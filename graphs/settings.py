@@ -93,7 +93,13 @@ class ReSoSettings:
                                metadata={"description": "Weight of the cost penalty in the coarse-stage score."})
     cost_scale: CostScale = field(default=CostScale.LINEAR, metadata={"description": (
         "How the cost penalty places a candidate's price: linear (a share of the dearest candidate's) or log "
-        "(its price ratio to the cheapest against the dearest's; see reso.agents.selection.scoring).")})
+        "(its price ratio to the cheapest against the dearest's), both relative to the candidates; or absolute "
+        "(against cost_ref_usd alone, so adding a model leaves the others' penalties as they were; see "
+        "reso.agents.selection.scoring).")})
+    cost_ref_usd: float = field(default=0.0, metadata={"description": (
+        "With cost_scale absolute (required there): the expected USD per call that pays the full cost_weight; "
+        "with the default weights a right answer is then worth twice this. On the relative scales, a floor "
+        "under the dearest candidate's cost (0: none).")})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
     scorer_sees_reference: bool = field(
         default=False,
@@ -132,6 +138,9 @@ class ReSoSettings:
             except ValueError:
                 raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(kind)}") from None
             object.__setattr__(self, name, member)
+        if self.cost_ref_usd < 0 or (self.cost_scale == CostScale.ABSOLUTE and self.cost_ref_usd == 0):
+            raise ValueError(f"cost_ref_usd must be > 0 with cost_scale absolute (and never negative), got "
+                             f"{self.cost_ref_usd}")
 
     def replace(self, **changes: Any) -> ReSoSettings:
         known = {f.name for f in fields(self)}

@@ -28,6 +28,7 @@ class CostScale(StrEnum):
 
     LINEAR = "linear"
     LOG = "log"
+    ABSOLUTE = "absolute"
 
 
 # Default exploration constant per variant (see `exploration_c`).
@@ -99,7 +100,8 @@ class SelectorConfig:
         "share of the dearest candidate's; 'log', by its price ratio to the cheapest against the dearest's, "
         "so one very dear candidate does not make every other nearly free."))
     cost_ref_usd: float = field(default=0.0, metadata=_doc(
-        "Absolute cost per call that earns the full penalty when the candidates are all cheaper; 0: relative."))
+        "Absolute cost per call that earns the full penalty when the candidates are all cheaper (0: relative); "
+        "with cost_scale 'absolute', the cost per call that pays cost_weight whatever the candidates, required."))
     prior_input_tokens: int = field(default=1000, metadata=_doc(
         "Input tokens of the pseudo-call at list price that seeds each agent's expected cost."))
     prior_output_tokens: int = field(default=500, metadata=_doc("Output tokens of that pseudo-call."))
@@ -107,6 +109,9 @@ class SelectorConfig:
     def __post_init__(self) -> None:
         self.variant = _member(Variant, self.variant, "variant")
         self.cost_scale = _member(CostScale, self.cost_scale, "cost_scale")
+        if self.cost_scale == CostScale.ABSOLUTE and not self.cost_ref_usd > 0:
+            raise ValueError("cost_scale 'absolute' needs cost_ref_usd > 0: the USD cost per call that pays the full "
+                             f"cost_weight, got {self.cost_ref_usd}")
         if self.exploration_c is None:
             self.exploration_c = _DEFAULT_C[self.variant]
         if self.per_domain is None:

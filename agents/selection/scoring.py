@@ -43,6 +43,16 @@ Cost penalty `P_cost`:
   candidate's price pays a tenth of the penalty on the linear scale, but about half of it on the log
   scale when the range is 100-fold and still two thirds of it when it is 1,000-fold.
 
+Both scales are scale-free: a candidate's penalty depends on who else is a candidate, so adding a very
+dear model to a pool changes every other model's penalty. `cost_scale = absolute` does not:
+
+      P_cost = cost_weight * cost / cost_ref_usd
+
+  with `cost_ref_usd` (required) the expected cost per call that pays the full `cost_weight`; a dearer
+  candidate pays more than `cost_weight`. With w_rep 2 and cost_weight 1 the score then weighs a call of
+  cost c against 2c / cost_ref_usd of reward, i.e. a right answer is worth 2 * cost_ref_usd to the user, and
+  adding a model to the pool leaves every other model's score as it was.
+
 Bayesian variants (`thompson`, the default, `kl-ucb` and `moss`; see `reso.agents.selection.posterior`)
 replace the smoothed mean and its bonus by a belief about the success probability, scored against the mean
 of the Beta posterior Beta(1 + reward_sum, 1 + n - reward_sum), and keep the `normalized` cost penalty and
@@ -189,11 +199,14 @@ def _normalized_cost(
     costs: np.ndarray, n: np.ndarray, prior_cost: np.ndarray, config: SelectorConfig
 ) -> tuple[np.ndarray, np.ndarray]:
     """Expected cost per call (one list-price pseudo-call as prior) and its penalty, placed between the
-    candidates' cheapest and dearest on the configured scale (module docstring)."""
+    candidates' cheapest and dearest on the configured scale, or against `cost_ref_usd` alone on the absolute
+    one (module docstring)."""
     mean_cost = (costs + np.asarray(prior_cost, dtype=np.float64)) / (n + 1.0)
     scale = max(float(mean_cost.max(initial=0.0)), config.cost_ref_usd)
     if scale <= 0:
         return mean_cost, np.zeros_like(mean_cost)
+    if config.cost_scale == CostScale.ABSOLUTE:
+        return mean_cost, config.cost_weight * mean_cost / config.cost_ref_usd
     if config.cost_scale == CostScale.LOG:
         cheapest = float(mean_cost[mean_cost > 0].min(initial=scale))
         position = np.log1p(mean_cost / cheapest) / np.log1p(scale / cheapest)

@@ -66,7 +66,11 @@ def eval_command(
         help="Adaptive fine stage: ask one more candidate while the best CRM score is below this.")] = None,
     cost_weight: Annotated[Optional[float], typer.Option(help="Weight of the cost penalty in selection.")] = None,
     cost_scale: Annotated[Optional[str], typer.Option(
-        help="How the cost penalty places a price: linear (share of the dearest candidate's) or log.")] = None,
+        help="How the cost penalty places a price: linear (share of the dearest candidate's), log, or absolute "
+             "(against --cost-ref-usd alone).")] = None,
+    cost_ref_usd: Annotated[Optional[float], typer.Option(
+        help="With --cost-scale absolute: the expected USD per call that pays the full cost weight (a right "
+             "answer is then worth twice this at the default weights).")] = None,
     peer_margin: Annotated[Optional[float], typer.Option(
         help="Adaptive fine stage: of the first k, skip a candidate whose model's record is more than this below "
              "the first's (1: all k answer).")] = None,
@@ -103,7 +107,7 @@ def eval_command(
     _check_options(k_max=k_max, confidence=confidence, out=out, backend=backend, address=address)
     overrides = {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
                  "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
-                 "cost_scale": cost_scale, "peer_margin": peer_margin, "escalate_to": escalate_to,
+                 "cost_scale": cost_scale, "cost_ref_usd": cost_ref_usd, "peer_margin": peer_margin, "escalate_to": escalate_to,
                  "exploration": exploration, "integration": integration}
     run = _prepare_run(dataset, out, method=method, pool=pool, prices=prices, limit=limit, seed=seed, mode=mode,
                        db=db, overrides=overrides, cache=cache, cache_file=cache_file, data_root=data_root)
