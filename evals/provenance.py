@@ -46,8 +46,7 @@ _HASHED_FILE_LIMIT = 64 << 20
 ANSWER_SETTINGS: tuple[str, ...] = (
     "scorer", "scorer_sees_reference", "mode", "planner", "planner_model", "k", "k_max", "confidence", "peer_margin",
     "escalate_to", "integration", "top_m", "selection", "score_variant", "cost_weight", "cost_scale", "cost_ref_usd",
-    "exploration",
-    "explore_when_frozen", "db", "embedder", "context_policy", "seed",
+    "exploration", "explore_when_frozen", "db", "embedder", "context_policy", "seed",
     # Per-question limits decide whether an item's answer is cut short (unlike the run budgets, which only
     # decide how many items run and are not settings).
     "max_tokens", "max_usd", "max_seconds", "call_timeout_s",

@@ -17,8 +17,8 @@ policies:
   agreement is the evidence the peer posterior (`reso.reward.peer_posterior`) weighs. `"diverse-priced"` does
   the same with each record net of its price (the coarse stage's cost penalty, in record points), so a dear
   peer must be that much more reliable to be asked; on the main job's validation composites it cost up to
-  54 % less and lost 8 of 450 composites net, so the peer stages keep the price-blind rule. At most `escalations`
-  times and while fewer than `k_max` have answered. An easy subtask is settled by the
+  54 % less and lost 8 of 450 composites net, so the peer stages keep the price-blind rule. At most
+  `escalations` times and while fewer than `k_max` have answered. An easy subtask is settled by the
   cheap agents the cost-aware coarse stage put first; a hard one reaches the strong, expensive agent; a
   strong first agent is not joined by a much weaker one, which would rarely overturn it and costs.
 - `Cascade`: the baseline "ask two cheap models, keep their answer when they agree, else ask a third".

@@ -43,8 +43,8 @@ Cost penalty `P_cost`:
   candidate's price pays a tenth of the penalty on the linear scale, but about half of it on the log
   scale when the range is 100-fold and still two thirds of it when it is 1,000-fold.
 
-Both scales are scale-free: a candidate's penalty depends on who else is a candidate, so adding a very
-dear model to a pool changes every other model's penalty. `cost_scale = absolute` does not:
+The linear and log scales are relative: a candidate's penalty depends on who else is a candidate, so adding
+a very dear model to a pool changes every other model's penalty. `cost_scale = absolute` does not:
 
       P_cost = cost_weight * cost / cost_ref_usd
 

@@ -107,8 +107,8 @@ def eval_command(
     _check_options(k_max=k_max, confidence=confidence, out=out, backend=backend, address=address)
     overrides = {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
                  "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
-                 "cost_scale": cost_scale, "cost_ref_usd": cost_ref_usd, "peer_margin": peer_margin, "escalate_to": escalate_to,
-                 "exploration": exploration, "integration": integration}
+                 "cost_scale": cost_scale, "cost_ref_usd": cost_ref_usd, "peer_margin": peer_margin,
+                 "escalate_to": escalate_to, "exploration": exploration, "integration": integration}
     run = _prepare_run(dataset, out, method=method, pool=pool, prices=prices, limit=limit, seed=seed, mode=mode,
                        db=db, overrides=overrides, cache=cache, cache_file=cache_file, data_root=data_root)
     config = EvalConfig(dataset=dataset, method=run.method, out=out, settings=run.settings, concurrency=concurrency,
