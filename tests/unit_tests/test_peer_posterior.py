@@ -155,7 +155,7 @@ def test_priced_diverse_escalation_weighs_a_peers_record_net_of_its_price():
     policy = Adaptive(confidence=0.9, k_max=3, escalate_to="diverse-priced", errors=errors)
     blind = Adaptive(confidence=0.9, k_max=3, escalate_to="diverse", errors=errors)
     # The loner's mistakes are not the twin's, but it pays the full penalty (half a record point): net of
-    # price it is 0.33, far below the cheap twin's 0.595, so the cheap twin is the peer asked.
+    # price it is 0.08, far below the cheap twin's 0.595, so the cheap twin is the peer asked.
     dear_loner = [_priced("twin-a", 0.6, 0.01), _priced("twin-b", 0.6, 0.01), _priced("loner", 0.58, 1.0)]
     assert policy.more(dear_loner, [Asked(0, "4", 0.6)]) == [1]
     assert blind.more(dear_loner, [Asked(0, "4", 0.6)]) == [2]  # "diverse" itself stays price-blind
