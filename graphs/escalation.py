@@ -173,8 +173,10 @@ class Adaptive:
     escalate_to: EscalateTo = EscalateTo.RANKED
     """Which candidate an escalation asks (see the class docstring)."""
     errors: PeerErrors | None = None
-    """How the pool's models' mistakes go together (measured in training), for `"diverse"`; without it every
-    pair counts as equally correlated, and the coarse stage's order decides."""
+    """How the pool's models' mistakes go together (measured in training), for `"diverse"` and
+    `"diverse-priced"`; without it every pair counts as equally correlated, and the coarse stage's order
+    decides. (`"diverse-priced"` reads each candidate's cost penalty from the coarse stage: candidates of the
+    random selection policy carry none, and it then chooses as `"diverse"`.)"""
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -281,7 +283,7 @@ def policy_for(k: int, k_max: int | None, confidence: float | None,
                errors: PeerErrors | None = None) -> AskingPolicy:
     """The policy the settings ask for: adaptive when a confidence and a k_max are set (at most k_max - k
     escalations after a first stage of up to k), else fixed k. `errors`: the pool's pairwise error
-    statistics, which a `"diverse"` escalation reads."""
+    statistics, which a `"diverse"` or `"diverse-priced"` escalation reads."""
     if confidence is None or k_max is None:
         return FixedK()
     return Adaptive(confidence=confidence, k_max=k_max, peer_margin=peer_margin, escalations=max(k_max - k, 0),

@@ -13,6 +13,7 @@ such value into its enum member, or raises a `ValueError` naming the field and t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
@@ -95,7 +96,7 @@ class ReSoSettings:
         "How the cost penalty places a candidate's price: linear (a share of the dearest candidate's) or log "
         "(its price ratio to the cheapest against the dearest's), both relative to the candidates; or absolute "
         "(against cost_ref_usd alone, so adding a model leaves the others' penalties as they were; see "
-        "reso.agents.selection.scoring).")})
+        "reso.agents.selection.scoring). The 'paper' score variant keeps its own penalty on every scale.")})
     cost_ref_usd: float = field(default=0.0, metadata={"description": (
         "With cost_scale absolute (required there): the expected USD per call that pays the full cost_weight; "
         "with the default weights a right answer is then worth twice this. On the relative scales, a floor "
@@ -138,9 +139,10 @@ class ReSoSettings:
             except ValueError:
                 raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(kind)}") from None
             object.__setattr__(self, name, member)
-        if self.cost_ref_usd < 0 or (self.cost_scale == CostScale.ABSOLUTE and self.cost_ref_usd == 0):
-            raise ValueError(f"cost_ref_usd must be > 0 with cost_scale absolute (and never negative), got "
-                             f"{self.cost_ref_usd}")
+        floor = 0 < self.cost_ref_usd if self.cost_scale == CostScale.ABSOLUTE else 0 <= self.cost_ref_usd
+        if not (floor and self.cost_ref_usd < math.inf):
+            raise ValueError(f"cost_ref_usd must be a finite USD amount, > 0 with cost_scale absolute (and never "
+                             f"negative), got {self.cost_ref_usd}")
 
     def replace(self, **changes: Any) -> ReSoSettings:
         known = {f.name for f in fields(self)}

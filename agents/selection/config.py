@@ -5,6 +5,7 @@ It sits below both the score (`scoring.py`) and the selector (`selector.py`), wh
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
@@ -23,8 +24,9 @@ class Variant(StrEnum):
 
 
 class CostScale(StrEnum):
-    """Where a candidate's expected cost sits between the candidates' cheapest and dearest (the setting
-    `cost_scale`, `SelectorConfig.cost_scale`; see `reso.agents.selection.scoring`)."""
+    """How the cost penalty places a candidate's expected cost: between the candidates' cheapest and dearest
+    (linear, log) or against a fixed USD reference (absolute) (the setting `cost_scale`,
+    `SelectorConfig.cost_scale`; see `reso.agents.selection.scoring`)."""
 
     LINEAR = "linear"
     LOG = "log"
@@ -61,7 +63,8 @@ class SelectorConfig:
     w_rep: float = field(default=2.0, metadata=_doc(
         "Weight of the success estimate (S_rep = w_rep * R; R the smoothed or posterior mean)."))
     cost_weight: float = field(default=1.0, metadata=_doc(
-        "Largest cost penalty, paid by the dearest candidate (every variant but 'paper')."))
+        "Largest cost penalty, paid by the dearest candidate (every variant but 'paper'); on the absolute "
+        "scale, the penalty of a call costing cost_ref_usd."))
     exploration_c: float | None = field(default=None, metadata=_doc(
         "Exploration constant c; 0 exploits (greedy on the smoothed or posterior mean, deterministic). "
         "'thompson': sharpening of the posterior the draw comes from, about c times its spread (default 0.3; "
@@ -98,7 +101,8 @@ class SelectorConfig:
     cost_scale: CostScale = field(default=CostScale.LINEAR, metadata=_doc(
         "How the cost penalty places a candidate's expected cost (every variant but 'paper'): 'linear', as a "
         "share of the dearest candidate's; 'log', by its price ratio to the cheapest against the dearest's, "
-        "so one very dear candidate does not make every other nearly free."))
+        "so one very dear candidate does not make every other nearly free; 'absolute', against cost_ref_usd "
+        "alone, so no candidate's penalty depends on the others."))
     cost_ref_usd: float = field(default=0.0, metadata=_doc(
         "Absolute cost per call that earns the full penalty when the candidates are all cheaper (0: relative); "
         "with cost_scale 'absolute', the cost per call that pays cost_weight whatever the candidates, required."))
@@ -109,7 +113,7 @@ class SelectorConfig:
     def __post_init__(self) -> None:
         self.variant = _member(Variant, self.variant, "variant")
         self.cost_scale = _member(CostScale, self.cost_scale, "cost_scale")
-        if self.cost_scale == CostScale.ABSOLUTE and not self.cost_ref_usd > 0:
+        if self.cost_scale == CostScale.ABSOLUTE and not 0 < self.cost_ref_usd < math.inf:
             raise ValueError("cost_scale 'absolute' needs cost_ref_usd > 0: the USD cost per call that pays the full "
                              f"cost_weight, got {self.cost_ref_usd}")
         if self.exploration_c is None:

@@ -49,9 +49,10 @@ a very dear model to a pool changes every other model's penalty. `cost_scale = a
       P_cost = cost_weight * cost / cost_ref_usd
 
   with `cost_ref_usd` (required) the expected cost per call that pays the full `cost_weight`; a dearer
-  candidate pays more than `cost_weight`. With w_rep 2 and cost_weight 1 the score then weighs a call of
-  cost c against 2c / cost_ref_usd of reward, i.e. a right answer is worth 2 * cost_ref_usd to the user, and
-  adding a model to the pool leaves every other model's score as it was.
+  candidate pays more than `cost_weight`. With w_rep 2 and cost_weight 1 the score then grows with
+  2p - c / cost_ref_usd = 2 (p - c / (2 cost_ref_usd)) for success probability p and cost c: a right answer
+  is worth 2 * cost_ref_usd to the user, and adding a model to the pool leaves every other model's score as
+  it was.
 
 Bayesian variants (`thompson`, the default, `kl-ucb` and `moss`; see `reso.agents.selection.posterior`)
 replace the smoothed mean and its bonus by a belief about the success probability, scored against the mean

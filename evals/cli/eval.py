@@ -70,7 +70,8 @@ def eval_command(
              "(against --cost-ref-usd alone).")] = None,
     cost_ref_usd: Annotated[Optional[float], typer.Option(
         help="With --cost-scale absolute: the expected USD per call that pays the full cost weight (a right "
-             "answer is then worth twice this at the default weights).")] = None,
+             "answer is then worth twice this at the default weights); on the linear and log scales, a floor "
+             "under the dearest candidate's cost.")] = None,
     peer_margin: Annotated[Optional[float], typer.Option(
         help="Adaptive fine stage: of the first k, skip a candidate whose model's record is more than this below "
              "the first's (1: all k answer).")] = None,

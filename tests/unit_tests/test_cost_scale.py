@@ -134,10 +134,13 @@ def test_on_the_absolute_scale_a_model_added_to_the_pool_changes_no_other_models
 def test_the_absolute_scale_needs_a_reference() -> None:
     with pytest.raises(ValueError, match="cost_scale 'absolute' needs cost_ref_usd > 0"):
         SelectorConfig(cost_scale="absolute")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="cost_ref_usd must be > 0 with cost_scale absolute"):
+    with pytest.raises(ValueError, match="> 0 with cost_scale absolute"):
         ReSoSettings(cost_scale="absolute")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="never negative"):
-        ReSoSettings(cost_ref_usd=-1.0)
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="cost_ref_usd must be a finite USD amount"):
+            ReSoSettings(cost_ref_usd=bad)
+    with pytest.raises(ValueError, match="needs cost_ref_usd > 0"):
+        SelectorConfig(cost_scale="absolute", cost_ref_usd=math.inf)  # type: ignore[arg-type]
     team = build_team(ReSoSettings(embedder="hash:64", cost_scale="absolute", cost_ref_usd=0.01))
     assert team.selector.config.cost_scale == CostScale.ABSOLUTE and team.selector.config.cost_ref_usd == 0.01
 
@@ -157,4 +160,4 @@ def test_reso_eval_scores_on_the_absolute_scale_against_its_reference(tmp_path) 
         assert parts["cost_penalty"] == pytest.approx(parts["mean_cost"] / 0.001)
     refused = CliRunner().invoke(app, ["eval", "--dataset", "gsm8k-mas-easy-test", "--limit", "1", "--quiet",
                                        "--out", str(tmp_path / "refused"), "--cost-scale", "absolute"])
-    assert refused.exit_code != 0 and "cost_ref_usd must be > 0" in refused.output
+    assert refused.exit_code != 0 and "> 0 with cost_scale absolute" in refused.output

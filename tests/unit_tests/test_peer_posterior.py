@@ -11,6 +11,7 @@ import pytest
 from reso.agents.pool import pool_from_dict
 from reso.agents.selection.selector import Candidate
 from reso.graphs.escalation import Adaptive, Asked, policy_for
+from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.peer_errors import PeerErrors
 from reso.reward.peer_posterior import PeerPosteriorScorer, peer_errors
@@ -154,8 +155,8 @@ def test_priced_diverse_escalation_weighs_a_peers_record_net_of_its_price():
     errors = PeerErrors.fit(_records(TABLE))
     policy = Adaptive(confidence=0.9, k_max=3, escalate_to="diverse-priced", errors=errors)
     blind = Adaptive(confidence=0.9, k_max=3, escalate_to="diverse", errors=errors)
-    # The loner's mistakes are not the twin's, but it pays the full penalty (half a record point): net of
-    # price it is 0.08, far below the cheap twin's 0.595, so the cheap twin is the peer asked.
+    # The loner's mistakes are not the twin's, but it pays the full penalty (half a record, 0.5): net of
+    # price it is about 0.07, far below the cheap twin's 0.59, so the cheap twin is the peer asked.
     dear_loner = [_priced("twin-a", 0.6, 0.01), _priced("twin-b", 0.6, 0.01), _priced("loner", 0.58, 1.0)]
     assert policy.more(dear_loner, [Asked(0, "4", 0.6)]) == [1]
     assert blind.more(dear_loner, [Asked(0, "4", 0.6)]) == [2]  # "diverse" itself stays price-blind
@@ -167,6 +168,9 @@ def test_priced_diverse_escalation_weighs_a_peers_record_net_of_its_price():
     cheap_weak = [_priced("twin-a", 0.6, 0.01), _priced("twin-b", 0.8, 1.0), _priced("loner", 0.6, 0.02)]
     assert policy.more(cheap_weak, [Asked(0, "4", 0.6)]) == [2]
     assert blind.more(cheap_weak, [Asked(0, "4", 0.6)]) == [1]
+    # The setting reaches the policy the engine builds.
+    chosen = ReSoSettings(escalate_to="diverse-priced").escalate_to
+    assert policy_for(1, 3, 0.9, escalate_to=chosen, errors=errors).more(cheap_weak, [Asked(0, "4", 0.6)]) == [2]
 
 
 def test_answers_agree_only_when_their_values_are_the_same():
