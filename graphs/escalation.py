@@ -119,12 +119,11 @@ def _price_in_record_points(candidate: Candidate) -> float:
     `w_rep * record` against the penalty, so a penalty p costs p / w_rep of a record (0 when the coarse stage
     gave no penalty or no reputation weight, e.g. a candidate built by hand)."""
     components = candidate.components
-    penalty = float(components.get("cost_penalty", 0.0))
     reputation = float(components.get("reputation", 0.0))
-    s_rep = float(components.get("s_rep", 0.0))
-    if penalty <= 0.0 or reputation <= 0.0 or s_rep <= 0.0:
+    s_rep = float(components.get("s_rep", 0.0))  # w_rep * reputation
+    if reputation <= 0.0 or s_rep <= 0.0:
         return 0.0
-    return penalty * reputation / s_rep
+    return float(components.get("cost_penalty", 0.0)) * reputation / s_rep
 
 
 def _model(candidate: Candidate) -> str:

@@ -203,11 +203,11 @@ def _normalized_cost(
     candidates' cheapest and dearest on the configured scale, or against `cost_ref_usd` alone on the absolute
     one (module docstring)."""
     mean_cost = (costs + np.asarray(prior_cost, dtype=np.float64)) / (n + 1.0)
+    if config.cost_scale == CostScale.ABSOLUTE:
+        return mean_cost, config.cost_weight * mean_cost / config.cost_ref_usd
     scale = max(float(mean_cost.max(initial=0.0)), config.cost_ref_usd)
     if scale <= 0:
         return mean_cost, np.zeros_like(mean_cost)
-    if config.cost_scale == CostScale.ABSOLUTE:
-        return mean_cost, config.cost_weight * mean_cost / config.cost_ref_usd
     if config.cost_scale == CostScale.LOG:
         cheapest = float(mean_cost[mean_cost > 0].min(initial=scale))
         position = np.log1p(mean_cost / cheapest) / np.log1p(scale / cheapest)
