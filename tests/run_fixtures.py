@@ -11,7 +11,7 @@ from typing import Any
 from reso.evals.methods import ORACLE_LABEL
 from reso.evals.reports.stats import wilson_interval
 
-SETTINGS = {"pool": "", "k": 2, "cost_weight": 1.0, "selection": "reputation", "scorer": "consensus", "mode": "test",
+SETTINGS = {"pool": "", "k": 2, "answer_value_usd": 0.05, "selection": "reputation", "scorer": "consensus", "mode": "test",
             "db": "dadb.sqlite", "seed": 0}
 
 

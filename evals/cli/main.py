@@ -11,6 +11,7 @@ from reso.evals.cli.crm import app as crm_app
 from reso.evals.cli.datasets import datasets_command
 from reso.evals.cli.demo import demo_command
 from reso.evals.cli.eval import eval_command
+from reso.evals.cli.frontier import frontier_command
 from reso.evals.cli.plan import plan_command
 from reso.evals.cli.pool import app as pool_app
 from reso.evals.cli.solve import solve
@@ -32,5 +33,6 @@ app.command("plan")(plan_command)
 app.command("eval")(eval_command)
 app.command("demo")(demo_command)
 app.command("compare")(compare_command)
+app.command("frontier")(frontier_command)
 app.command("teams")(teams_command)
 app.command("datasets")(datasets_command)

@@ -1,5 +1,6 @@
 """The accuracy–cost picture: accuracy (with its 95 % interval) against USD per item on a log scale, the
-single models' Pareto front as a step line, and a numbered key.
+single models' Pareto front as a step line (or, for a frontier, the single models' and ReSo's upper hulls
+as lines: `reso.evals.reports.hull`), and a numbered key.
 
 Runs are not labelled on the axes, where a sweep's names crowd and cover each other: each place on the
 picture gets a number beside its marker, and the key beside the axes names the runs drawn there. Runs whose
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,8 +196,44 @@ def _axes(ax: Any, points: Sequence[CostPoint], xs: Sequence[float], log: bool, 
     ax.grid(alpha=0.3, which="both")
 
 
-def draw_accuracy_cost(points: Sequence[CostPoint], title: str = "Accuracy against cost") -> Any:
-    """The picture as a matplotlib figure, drawn (the caller saves and closes it)."""
+# How each hull is drawn (`draw_accuracy_cost`'s `hulls`, keyed by the kind whose runs make it).
+_HULL_STYLES: dict[str, dict[str, Any]] = {
+    "single": {"color": "tab:blue", "linestyle": "--", "label": "single models' hull (any random mix reaches it)"},
+    "reso": {"color": "tab:red", "linestyle": "-", "label": "ReSo's hull"},
+}
+
+
+_HULL_STEPS = 64
+
+
+def _draw_hulls(ax: Any, hulls: Mapping[str, Sequence[tuple[float, float]]], right: float,
+                handles: dict[str, Any]) -> None:
+    """Each hull as a line through its vertices, flat from its last vertex to the right edge `right`. A mix
+    of two runs is linear in cost, so each segment is drawn through points between its ends: on the log axis a
+    straight line from vertex to vertex would misplace every mix."""
+    for kind, vertices in hulls.items():
+        if not vertices:
+            continue
+        style = _HULL_STYLES.get(kind, {"color": "0.4", "linestyle": ":", "label": f"{kind} hull"})
+        xs, ys = [vertices[0][0]], [vertices[0][1]]
+        for (c0, a0), (c1, a1) in zip(vertices, vertices[1:]):
+            # Spaced evenly on the log axis (from a third of the way where the segment starts at $0).
+            start = c0 if c0 > 0 else c1 / 3
+            for x in (start * (c1 / start) ** (i / _HULL_STEPS) for i in range(1, _HULL_STEPS + 1)):
+                xs.append(x)
+                ys.append(a0 + (a1 - a0) * (x - c0) / (c1 - c0))
+        xs.append(max(right, vertices[-1][0]))
+        ys.append(vertices[-1][1])
+        (line,) = ax.plot(xs, ys, color=style["color"], linestyle=style["linestyle"], alpha=0.6, lw=1.4,
+                          label=style["label"], zorder=1)
+        handles[f"hull-{kind}"] = line
+
+
+def draw_accuracy_cost(points: Sequence[CostPoint], title: str = "Accuracy against cost",
+                       hulls: Mapping[str, Sequence[tuple[float, float]]] | None = None) -> Any:
+    """The picture as a matplotlib figure, drawn (the caller saves and closes it). With `hulls` (vertices
+    by the kind of runs that make each: `single`, `reso`), those lines are drawn instead of the single
+    models' Pareto front."""
     from matplotlib.lines import Line2D
     from matplotlib.transforms import Bbox
 
@@ -214,7 +251,9 @@ def draw_accuracy_cost(points: Sequence[CostPoint], title: str = "Accuracy again
         marker.set_alpha(1 if style.get("hollow") else 0.55)
         handles.setdefault(point.kind, Line2D([], [], label=style["label"], **_marker(point.kind)))
     singles = [(x, p) for x, p in zip(xs, points, strict=True) if p.kind == "single"]
-    if len(singles) > 1:
+    if hulls is not None:
+        _draw_hulls(ax, hulls, max(xs, default=1.0) * 1.5, handles)
+    elif len(singles) > 1:
         front = pareto_front([p for _, p in singles])
         place = {id(p): x for x, p in singles}
         (line,) = ax.step([place[id(p)] for p in front], [p.accuracy for p in front], where="post",
@@ -242,7 +281,8 @@ def _key(ax: Any, points: Sequence[CostPoint], log: bool, found: Sequence[Spot],
     """The key beside the axes: what the markers mean, then every run under its place's number."""
     from matplotlib.lines import Line2D
 
-    kinds = [handles[kind] for kind in ("reso", "single", "baseline", "oracle", "front") if kind in handles]
+    kinds = [handles[kind] for kind in ("reso", "single", "baseline", "oracle", "front", "hull-reso", "hull-single")
+             if kind in handles]
     entries: list[tuple[Any, str]] = [(handle, handle.get_label()) for handle in kinds]
     for spot in found:
         for index in spot.members:
@@ -256,8 +296,9 @@ def _key(ax: Any, points: Sequence[CostPoint], log: bool, found: Sequence[Spot],
     legend.set_gid("cost-plot-key")
 
 
-def plot_accuracy_cost(points: Sequence[CostPoint], path: Path, title: str = "Accuracy against cost") -> None:
-    """Write the picture to `path` (PNG)."""
-    fig = draw_accuracy_cost(points, title)
+def plot_accuracy_cost(points: Sequence[CostPoint], path: Path, title: str = "Accuracy against cost",
+                       hulls: Mapping[str, Sequence[tuple[float, float]]] | None = None) -> None:
+    """Write the picture to `path` (PNG); `hulls` as for `draw_accuracy_cost`."""
+    fig = draw_accuracy_cost(points, title, hulls)
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     pyplot().close(fig)

@@ -1,0 +1,90 @@
+"""`reso frontier`: ReSo's accuracy–cost hull against the single models' hull, over any finished runs.
+
+Runs of `reso eval` (or a `reso demo` benchmark's test runs) on one dataset: every `reso` run is a point of
+ReSo's hull (a sweep of `--answer-value`, say), every `single:` run one of the single models' hull; votes,
+cascades and the oracle are shown beside them. The figures and their intervals are
+`reso.evals.reports.frontier`'s.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from reso.evals.cli.errors import fail
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from reso.evals.reports.frontier import Frontier
+
+
+def frontier_command(
+    dirs: Annotated[list[Path], typer.Argument(
+        help="Output folders of `reso eval` runs on one dataset (a benchmark folder of `reso demo`: its "
+             "test-* folders).", show_default=False)],
+    out: Annotated[Optional[Path], typer.Option(
+        help="Write frontier.json and frontier.png into this folder.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
+) -> None:
+    """ReSo's accuracy–cost hull against the single models' (which any random mix of them reaches): the mean
+    gain over a decade of budgets below the best single model's cost, the worst gap, QNC and the share of the
+    gap to the oracle closed, each with its 95 % interval."""
+    from reso.evals.reports.compare import CompareError
+    from reso.evals.reports.frontier import frontier_of_folders
+    from reso.evals.reports.frontier_report import write_frontier
+
+    if out is not None and out.exists() and not out.is_dir():
+        fail(f"--out {out}: not a folder")
+    folders = list(dict.fromkeys(_expand(dirs)))
+    try:
+        found = frontier_of_folders(folders)
+    except CompareError as error:
+        fail(str(error))
+    report = found.to_json()
+    if out is not None:
+        report["files"] = write_frontier(out, found, f"Frontier ({found.items} items)")
+    if json_output:
+        typer.echo(json.dumps(report))
+        return
+    from rich.console import Console
+
+    print_frontier(Console(), found)
+    for path in report.get("files", []):
+        typer.echo(f"wrote {path}")
+
+
+def _expand(dirs: list[Path]) -> list[Path]:
+    """The run folders: each given folder that is a run, or the test runs under a benchmark's folder."""
+    folders: list[Path] = []
+    for folder in dirs:
+        if folder.is_dir() and not (folder / "summary.json").is_file():
+            tests = sorted(p for p in folder.glob("test-*") if (p / "summary.json").is_file())
+            if tests:
+                folders += tests
+                continue
+        folders.append(folder)
+    return folders
+
+
+def print_frontier(console: Console, found: Frontier, title: str | None = None) -> None:
+    """The budgets table (each budget's single-model and ReSo hull, and the gain) and the figures."""
+    from rich import box
+    from rich.table import Table
+
+    from reso.evals.reports.frontier_report import frontier_lines
+
+    best_cost = found.best_single_cost_usd
+    table = Table(title=title or f"Frontier on {found.items} items", box=box.SIMPLE_HEAD, show_edge=False)
+    for header in ("budget, USD per item", "× best", "single models' hull", "ReSo's hull", "gain, points"):
+        table.add_column(header, justify="right")
+    for budget, single, reso in zip(found.budgets, found.single_at, found.reso_at, strict=True):
+        table.add_row(f"${budget:.5f}", f"{budget / best_cost:.2f}", f"{single:.1%}",
+                      f"{reso:.1%}" if reso > 0 or budget >= (found.reso_hull or [(0.0, 0.0)])[0][0] else "—",
+                      f"{(reso - single) * 100:+.1f}")
+    console.print(table)
+    for line in frontier_lines(found):
+        console.print(line, highlight=False)

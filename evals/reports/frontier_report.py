@@ -1,0 +1,61 @@
+"""The frontier written for people and files: `frontier.json`, the picture with both hulls (`frontier.png`),
+and the figures in words (`frontier_lines`), for `reso frontier` and the main job alike."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from reso.evals.reports.frontier import Estimate, Frontier
+
+__all__ = ["FRONTIER_JSON", "FRONTIER_PLOT", "frontier_lines", "write_frontier"]
+
+FRONTIER_JSON = "frontier.json"
+FRONTIER_PLOT = "frontier.png"
+
+
+def write_frontier(out: Path, found: Frontier, title: str) -> list[str]:
+    """Write `frontier.json` and the picture (`frontier.png`) into `out`; returns their paths."""
+    from reso.evals.reports.cost_plot import CostPoint, plot_accuracy_cost
+
+    out.mkdir(parents=True, exist_ok=True)
+    points = [CostPoint(p.label, p.kind, p.cost_per_item_usd, p.accuracy, p.accuracy_ci95) for p in found.points]
+    plot = out / FRONTIER_PLOT
+    plot_accuracy_cost(points, plot, title=title,
+                       hulls={"single": found.single_hull, "reso": found.reso_hull})
+    data = out / FRONTIER_JSON
+    data.write_text(json.dumps(found.to_json(), indent=2), encoding="utf-8")
+    return [str(data), str(plot)]
+
+
+def _points(value: Estimate, scale: float = 100.0, signed: bool = True, unit: str = " points") -> str:
+    if value.value is None:
+        return "not reached"
+    sign = "+" if signed else ""
+    text = f"{value.value * scale:{sign}.1f}{unit}"
+    if value.ci95 is not None:
+        low, high = value.ci95
+        text += f" [{low * scale:{sign}.1f}, {high * scale:{sign}.1f}]"
+    return text
+
+
+def frontier_lines(found: Frontier) -> list[str]:
+    """The figures in words, one a line (for terminals and logs)."""
+    best = found.best_single.removeprefix("single:")
+    qnc = found.qnc
+    qnc_text = ("not reached: ReSo's hull stays below its accuracy" if qnc.value is None else
+                f"{qnc.value:.2f}× its cost" + (f" [{qnc.ci95[0]:.2f}, {qnc.ci95[1]:.2f}]" if qnc.ci95 else ""))
+    lines = [
+        f"best single model: {best}, ${found.best_single_cost_usd:.4f} per item",
+        f"mean gain over the single models' hull, nine budgets from a tenth of its cost to its cost: "
+        f"{_points(found.mean_gain)}",
+        f"worst gap: {_points(found.worst_gap)} at ${found.worst_budget:.4f} per item",
+        f"QNC (ReSo's hull first reaches {best}'s accuracy at): {qnc_text}",
+    ]
+    if found.oracle is not None:
+        lines.append(f"share of the gap from {best} to the oracle closed at its cost: "
+                     f"{_points(found.gap_closed, unit=' %')}")
+    lines.append(f"95 % intervals: {found.interval_method}")
+    return lines
+
+
