@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from reso.agents.adapters.answers import AgentAnswer
     from reso.agents.adapters.cache import ResponseCacheError, disable_response_cache, enable_response_cache
     from reso.agents.adapters.endpoints import EndpointSlots, endpoint_slots
-    from reso.agents.adapters.failures import ChargedDecline, DeclinedCall, FailureKind, failure_kind
+    from reso.agents.adapters.failures import DeclinedCall, FailureKind, failure_kind
     from reso.agents.adapters.faults import FaultConfig, FaultyChatModel, with_faults
     from reso.agents.adapters.health import Health
     from reso.agents.adapters.inline import InlineChatModel
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from reso.agents.adapters.replay import (
         NoRecordingError,
         ReplayChatModel,
-        UnrecordedLinkError,
         load_replay_model,
     )
     from reso.agents.adapters.replay_pool import replay_pool_config
@@ -50,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentAnswer",
     "CalculatorChatModel",
-    "ChargedDecline",
     "ContextAnswer",
     "DeclinedCall",
     "EndpointSlots",
@@ -71,7 +69,6 @@ __all__ = [
     "ResponseCacheError",
     "RetryPolicy",
     "ToolDeclined",
-    "UnrecordedLinkError",
     "call_agent",
     "call_with_retries",
     "count_tokens",
@@ -97,7 +94,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "answers": ["AgentAnswer"],
     "cache": ["ResponseCacheError", "disable_response_cache", "enable_response_cache"],
     "endpoints": ["EndpointSlots", "endpoint_slots"],
-    "failures": ["ChargedDecline", "DeclinedCall", "FailureKind", "failure_kind"],
+    "failures": ["DeclinedCall", "FailureKind", "failure_kind"],
     "faults": ["FaultConfig", "FaultyChatModel", "with_faults"],
     "health": ["Health"],
     "inline": ["InlineChatModel"],
@@ -107,7 +104,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "local": ["LocalChatModel", "load_local_model"],
     "prices": ["PriceList", "PriceListError", "list_price", "load_price_list"],
     "prompting": ["ContextAnswer", "current_subtask", "render_subtask_prompt"],
-    "replay": ["NoRecordingError", "ReplayChatModel", "UnrecordedLinkError", "load_replay_model"],
+    "replay": ["NoRecordingError", "ReplayChatModel", "load_replay_model"],
     "replay_pool": ["replay_pool_config"],
     "replay_table": ["ReplayError", "ReplayTable"],
     "retry": ["RetryPolicy", "call_with_retries"],

@@ -3,9 +3,7 @@
 Code decides on the kind (is the call learned from? does it count against its endpoint's health? did the
 run's budget cut the question short?); the error line next to it is for people. An exception that knows
 its kind says so by subclassing `DeclinedCall` (a replay agent without a recording, a tool that is not
-given a calculation); any other exception is a timeout or a plain error. A declined call that is still
-charged tokens (`ChargedDecline`: a replay agent asked a linked sub-question after a wrong parent answer)
-carries them, and `reso.agents.adapters.invoke.call_agent` puts them and their cost on the failed answer.
+given a calculation); any other exception is a timeout or a plain error.
 """
 
 from __future__ import annotations
@@ -24,9 +22,9 @@ class FailureKind(StrEnum):
     NO_RECORDING = "no_recording"
     """A replay agent has no recording of the question (costs nothing)."""
     UNRECORDED_LINK = "unrecorded_link"
-    """A replay agent was asked a linked sub-question whose constant, computed from a wrong (or missing)
-    parent answer, gives a question nobody recorded: no answer, but charged as the model's recorded call to
-    the original sub-question, so a model's own mistakes do not make its run cheaper."""
+    """Written by earlier versions only (kept so their results still read): a replay agent asked a linked
+    sub-question after a wrong parent answer gave no answer, charged as its recorded call to the original.
+    It now answers with that recording (`reso.agents.adapters.replay`)."""
     TOOL_DECLINED = "tool_declined"
     """An exact tool was not given a calculation it can read."""
     TIMEOUT = "timeout"
@@ -38,6 +36,12 @@ class FailureKind(StrEnum):
     def never_called(self) -> bool:
         """The call was refused before it was made, so it says nothing about the agent."""
         return self in (FailureKind.BUDGET_EXCEEDED, FailureKind.RUN_BUDGET_EXCEEDED)
+
+    @property
+    def unlearned(self) -> bool:
+        """The call tells nothing of the agent's skill, so training learns nothing from it: it was never made,
+        or a replay agent has no recording of the question (a gap in the recordings, not a wrong answer)."""
+        return self.never_called or self in (FailureKind.NO_RECORDING, FailureKind.UNRECORDED_LINK)
 
     @property
     def declined(self) -> bool:
@@ -54,22 +58,6 @@ class DeclinedCall(Exception):
     """Raised by an agent that was reached and declined the subtask; `kind` says how."""
 
     kind: ClassVar[FailureKind] = FailureKind.ERROR
-
-
-class ChargedDecline(DeclinedCall):
-    """A declined call that is charged all the same: the tokens the call would have cost."""
-
-    def __init__(self, message: str = "", *, input_tokens: int = 0, output_tokens: int = 0) -> None:
-        super().__init__(message)
-        self.input_tokens = input_tokens
-        self.output_tokens = output_tokens
-
-
-def charged_tokens(error: BaseException) -> tuple[int, int]:
-    """The (input, output) tokens a failed call is charged: a `ChargedDecline`'s, else none."""
-    if isinstance(error, ChargedDecline):
-        return error.input_tokens, error.output_tokens
-    return 0, 0
 
 
 def failure_kind(error: BaseException) -> FailureKind:

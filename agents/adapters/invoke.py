@@ -3,8 +3,7 @@
 Every failure (a timeout, an HTTP error, a replay agent without a recording, a tool that declines) comes
 back as an `AgentAnswer` whose `error` is one short line and whose `failure` says its kind
 (`reso.agents.adapters.failures`), so that one failing candidate never brings down a subtask. Error lines are
-scrubbed of API keys before they leave this module. A failed call costs nothing unless its agent says it is
-charged (`reso.agents.adapters.failures.ChargedDecline`: a replay agent after a wrong parent answer).
+scrubbed of API keys before they leave this module. A failed call costs nothing.
 Transient failures (timeouts, 429, 5xx, lost connections) are retried first under a `RetryPolicy`
 (`reso.agents.adapters.retry`); the answer counts the retries.
 """
@@ -24,7 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from reso.agents.adapters.answers import AgentAnswer
 from reso.agents.adapters.endpoints import endpoint_slots
-from reso.agents.adapters.failures import charged_tokens, failure_kind
+from reso.agents.adapters.failures import failure_kind
 from reso.agents.adapters.loader import load_chat_model
 from reso.agents.adapters.retry import NO_RETRY, RetryFailed, RetryPolicy, call_with_retries
 from reso.agents.profiles import Agent, ModelSpec
@@ -94,9 +93,8 @@ async def call_agent(
         retry: How transient failures are retried; default: not at all.
 
     Returns:
-        The answer; never raises for a failed call: `error` is set and `text` is empty instead, and its
-        tokens and cost are what the call is charged (none unless it raised a `ChargedDecline`). `latency_s`
-        covers every attempt and the waits between them.
+        The answer; never raises for a failed call: `error` is set, `text` is empty and it is charged
+        nothing instead. `latency_s` covers every attempt and the waits between them.
     """
     messages = [SystemMessage(agent.system_prompt), HumanMessage(prompt)]
     run_config = {"metadata": {"agent_id": agent.id}, **(config or {})}
@@ -117,10 +115,8 @@ async def call_agent(
     except asyncio.CancelledError:
         raise
     except RetryFailed as failed:
-        input_tokens, output_tokens = charged_tokens(failed.error)
-        answer = AgentAnswer(agent_id=agent.id, text="", input_tokens=input_tokens, output_tokens=output_tokens,
-                             cost_usd=agent.cost_usd(input_tokens, output_tokens),
-                             latency_s=time.perf_counter() - start, error=error_line(failed.error, agent),
+        answer = AgentAnswer(agent_id=agent.id, text="", latency_s=time.perf_counter() - start,
+                             error=error_line(failed.error, agent),
                              retries=failed.retries, failure=failure_kind(failed.error))
         # The failed call's frames (LangChain's among them) keep its exception in their locals: cycles that
         # only the garbage collector would free, a few hundred objects per failed call. Nothing reads them

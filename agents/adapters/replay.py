@@ -5,13 +5,16 @@ question a prompt asks (`reso.agents.adapters.replay_question`: the current subt
 with linked constants computed from the prompt's earlier answers), matched exactly. It may hold several
 files (a model recorded on MATH and on GSM8K is one model) and answers from whichever has a recording of
 the question. A prompt with no recording fails with `NoRecordingError`, a failure that costs nothing: a
-replay agent never invents an answer, nor answers a different question.
+replay agent never invents an answer.
 
-One exception to "costs nothing", so that a model's own mistakes do not make its run cheaper: a linked
-sub-question whose constant, computed from a wrong (or missing) parent answer, gives a question no file
-records fails with `UnrecordedLinkError`, charged the tokens of this model's recorded call to the original
-sub-question (the recorded question that reads the same with each linked constant as any number). Without
-a recording of the original either, it is a plain `NoRecordingError`.
+One question is answered from a recording of another: a linked sub-question whose constant, computed from a
+wrong (or missing) parent answer, gives a question no file records. A live model would answer it, and
+usually the way it answered the original sub-question (the recorded question that reads the same with each
+linked constant as any number), so the replay model answers with its recording of the original, charged as
+that call (`response_metadata["replay_of_original"]` says so). The composite is wrong anyway (its parent
+was), a model's own mistakes do not make its run cheaper, and a method is not made to ask more models for a
+failure a live model would not have had. Without a recording of the original it is a plain
+`NoRecordingError`.
 
 Usage metadata is the original call's: input tokens are those of the prompt the recordings were made with
 (the GSM8K 8-shot prefix for RouteLLM's file, the zero-shot JSON instruction for the others; see
@@ -30,7 +33,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from reso.agents.adapters.failures import ChargedDecline, DeclinedCall, FailureKind
+from reso.agents.adapters.failures import DeclinedCall, FailureKind
 from reso.agents.adapters.inline import InlineChatModel
 from reso.agents.adapters.release_text import LINKED_CONSTANT_RE
 from reso.agents.adapters.replay_question import asked_question, original_pattern, subtask_text
@@ -46,7 +49,7 @@ from reso.agents.adapters.tokens import count_tokens
 from reso.agents.defaults import FEWSHOT_REPLAY_FILES, fewshot_prefix_path, zeroshot_prompt_path
 
 __all__ = [
-    "NoRecordingError", "Recording", "ReplayChatModel", "ReplayError", "ReplayTable", "UnrecordedLinkError",
+    "NoRecordingError", "Recording", "ReplayChatModel", "ReplayError", "ReplayTable",
     "load_replay_model", "normalise_question", "replay_correctness", "replay_table", "resolve_replay_path",
 ]
 
@@ -58,13 +61,6 @@ class NoRecordingError(DeclinedCall, LookupError):
     """The prompt is about a question that the replay files have no recording of (for this model)."""
 
     kind = FailureKind.NO_RECORDING
-
-
-class UnrecordedLinkError(ChargedDecline, NoRecordingError):
-    """A linked sub-question that, with the prompt's parent answers, is a question nobody recorded; charged
-    (`input_tokens`, `output_tokens`) as this model's recorded call to the original sub-question."""
-
-    kind = FailureKind.UNRECORDED_LINK
 
 
 @lru_cache(maxsize=8)
@@ -158,7 +154,9 @@ class ReplayChatModel(InlineChatModel):
         return {"replay_path": ",".join(self.paths), "recorded_model": self.recorded_model,
                 "prefix_path": self.prefix_path}
 
-    def _lookup(self, messages: Sequence[BaseMessage]) -> tuple[Recording, int]:
+    def _lookup(self, messages: Sequence[BaseMessage]) -> tuple[Recording, int, bool]:
+        """The recording that answers the prompt, its file's index, and whether it is the original of a linked
+        sub-question asked after a wrong parent (module docstring)."""
         human = [m for m in messages if isinstance(m, HumanMessage)]
         prompt = human[-1].text if human else ""
         question = asked_question(prompt) if human else None
@@ -169,16 +167,12 @@ class ReplayChatModel(InlineChatModel):
             for index, table in enumerate(self._tables):
                 recording = table.find(question)
                 if recording is not None and self.recorded_model in recording.responses:
-                    return recording, index
+                    return recording, index, False
                 recorded = recorded or recording is not None
-        names = ", ".join(table.path.name for table in self._tables)
         original = None if recorded or not human else self._original(subtask_text(prompt))
         if original is not None:
-            input_tokens, output_tokens = self._usage(*original)
-            raise UnrecordedLinkError(
-                f"no recording of this linked sub-question with these parent answers in {names} for "
-                f"{self.recorded_model}; charged as its recorded call to {original[0].id}",
-                input_tokens=input_tokens, output_tokens=output_tokens)
+            return original[0], original[1], True
+        names = ", ".join(table.path.name for table in self._tables)
         raise NoRecordingError(f"no recording of this question in {names} for {self.recorded_model}")
 
     def _original(self, text: str) -> tuple[Recording, int] | None:
@@ -200,11 +194,11 @@ class ReplayChatModel(InlineChatModel):
         return input_tokens, count_tokens(recording.responses[self.recorded_model])
 
     def recording_for(self, messages: Sequence[BaseMessage]) -> Recording:
-        """The recording of the question the last human message asks.
+        """The recording that answers the question the last human message asks (for a linked sub-question
+        after a wrong parent, this model's recording of the original).
 
         Raises:
-            NoRecordingError: No file records that question with a response of this model
-                (`UnrecordedLinkError`, a subclass, when the call is charged as the original's).
+            NoRecordingError: No file records that question (nor its original) with a response of this model.
         """
         return self._lookup(messages)[0]
 
@@ -215,7 +209,7 @@ class ReplayChatModel(InlineChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        recording, index = self._lookup(messages)
+        recording, index, of_original = self._lookup(messages)
         text = recording.responses[self.recorded_model]
         input_tokens, output_tokens = self._usage(recording, index)
         message = AIMessage(
@@ -229,6 +223,7 @@ class ReplayChatModel(InlineChatModel):
                 "model_name": self.recorded_model,
                 "replay_id": recording.id,
                 "replay_file": str(self._tables[index].path),
+                "replay_of_original": of_original,
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])

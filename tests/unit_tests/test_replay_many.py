@@ -26,6 +26,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "replay"
 MATH = FIXTURES / "math_mini.jsonl.gz"
 GSM = FIXTURES / "gsm_mini.jsonl"
 APPLES = "Tom has 40 apples and gives away 15. How many apples are left?"
+# Recorded by mystery-model alone: its 9 linked to parents 0 and 1 (7 + 60 - 58 = 9).
+PAGES_LINKED = ("Ann reads 8 pages a day for 9 days. How many pages does she read?".replace(
+    "9", linked_constant(2, [0, 1], "-58.00"), 1) + recorded_suffix(2))
 
 
 def ask(model, text: str, answers: dict[str, str | None] | None = None) -> str:
@@ -108,20 +111,19 @@ def test_right_parent_answers_give_back_the_recorded_question() -> None:
     assert json.loads(ask(model, linked([0, 1], "-27.00"), {"0": "7", "1": "60"}))["answer"] == "25"
 
 
-def test_a_wrong_parent_answer_has_no_recording() -> None:
+def test_a_wrong_parent_answer_is_answered_with_the_recording_of_the_original() -> None:
     model = load_replay_model(f"{GSM}#deepseek-chat")
-    with pytest.raises(NoRecordingError):
-        ask(model, linked([0, 1], "-27.00"), {"0": "7", "1": "59"})  # 39 apples: never recorded
+    # 39 apples: never recorded; a live model would answer it, so the replay answers the original (40).
+    assert json.loads(ask(model, linked([0, 1], "-27.00"), {"0": "7", "1": "59"}))["answer"] == "25"
 
 
-def test_a_missing_or_unknown_parent_answer_has_no_recording() -> None:
+def test_a_missing_or_unknown_parent_answer_is_answered_with_the_recording_of_the_original() -> None:
     model = load_replay_model(f"{GSM}#deepseek-chat")
+    for parents in ({"0": "7"}, {"0": "7", "1": None}, {"0": "7", "1": "sixty"}):  # None: "Answer[1] is unknown"
+        assert json.loads(ask(model, linked([0, 1], "-27.00"), parents))["answer"] == "25"
+    # A model with no recording of the original still has none.
     with pytest.raises(NoRecordingError):
-        ask(model, linked([0, 1], "-27.00"), {"0": "7"})
-    with pytest.raises(NoRecordingError):
-        ask(model, linked([0, 1], "-27.00"), {"0": "7", "1": None})  # "Answer[1] is unknown: …"
-    with pytest.raises(NoRecordingError):
-        ask(model, linked([0, 1], "-27.00"), {"0": "7", "1": "sixty"})
+        ask(load_replay_model(f"{GSM}#deepseek-chat"), PAGES_LINKED, {"0": "7", "1": "59"})
 
 
 @pytest.mark.parametrize("value, adj", [("0.75", "39.25"), ("\\frac{3}{4}", "39.25"), ("3/4", "39.25"),
