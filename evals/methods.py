@@ -31,7 +31,7 @@ from reso.agents.pool import Pool
 from reso.agents.profiles import Agent, AgentKind
 from reso.agents.selection.selector import Candidate
 from reso.evals.method_kind import MethodKind
-from reso.graphs.escalation import Cascade
+from reso.graphs.escalation import AskingRule, Cascade
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, extract_answer
 from reso.reward.base import Score, ScoreItem
@@ -39,6 +39,8 @@ from reso.reward.reliability_vote import record_reliability
 from reso.reward.rule import RuleScorer
 
 ORACLE_LABEL = "oracle (uses labels)"
+# Every baseline asks its k agents at once (the paper's fine stage), whatever ReSo's asking rule.
+_FIXED: dict[str, Any] = {"asking": AskingRule.FIXED, "k_max": None}
 
 
 class MethodError(ValueError):
@@ -199,35 +201,35 @@ def parse_method(text: str, pool: Pool) -> Method:
     if kind is MethodKind.RESO and not rest:
         return Method(kind.value)
     if kind is MethodKind.RANDOM and not rest:
-        return Method(kind.value, {"k_max": None}, kind=kind)
+        return Method(kind.value, {**_FIXED}, kind=kind)
     if kind is MethodKind.ORACLE and not rest:
-        return Method(kind.value, {"scorer_sees_reference": True, "k": len(model_agents(pool)), "k_max": None},
+        return Method(kind.value, {"scorer_sees_reference": True, "k": len(model_agents(pool)), **_FIXED},
                       kind=kind)
     if kind is MethodKind.SINGLE and rest:
         agent = resolve_agent(rest, pool)
-        return Method(text, {"k": 1, "k_max": None}, kind=kind, agents=(agent,),
+        return Method(text, {"k": 1, **_FIXED}, kind=kind, agents=(agent,),
                       shown=f"single:{model_name(pool.get(agent))}")
     if kind is MethodKind.COT_SC and rest:
         model, _, count = rest.rpartition(":")
         if not model or not count.isdigit() or int(count) < 1:
             raise MethodError(f"method {text!r}: expected cot-sc:MODEL:N with N ≥ 1")
         agent = resolve_agent(model, pool)
-        return Method(text, {"k": int(count), "k_max": None}, kind=kind, agents=(agent,), count=int(count),
+        return Method(text, {"k": int(count), **_FIXED}, kind=kind, agents=(agent,), count=int(count),
                       shown=f"cot-sc:{model_name(pool.get(agent))}:{count}")
     if kind is MethodKind.VOTE and rest:
         if rest.isdigit():
             if int(rest) < 2:
                 raise MethodError(f"method {text!r}: a vote needs K ≥ 2 models")
-            return Method(text, {"k": int(rest), "k_max": None}, kind=kind, count=int(rest))
+            return Method(text, {"k": int(rest), **_FIXED}, kind=kind, count=int(rest))
         agents = tuple(resolve_agent(part.strip(), pool) for part in rest.split(","))
         if len(agents) < 2:
             raise MethodError(f"method {text!r}: a vote needs at least two models")
-        return Method(text, {"k": len(agents), "k_max": None}, kind=kind, agents=agents, count=len(agents))
+        return Method(text, {"k": len(agents), **_FIXED}, kind=kind, agents=agents, count=len(agents))
     if kind is MethodKind.CASCADE and rest:
         cheap, sep, strong = rest.partition(">")
         cheap_names = [part.strip() for part in cheap.split(",") if part.strip()]
         if not sep or not cheap_names or not strong.strip() or ">" in strong:
             raise MethodError(f"method {text!r}: expected cascade:A,B>C (cheap models, then the strong one)")
         agents = tuple(resolve_agent(part, pool) for part in [*cheap_names, strong.strip()])
-        return Method(text, {"k": len(cheap_names), "k_max": None}, kind=kind, agents=agents)
+        return Method(text, {"k": len(cheap_names), **_FIXED}, kind=kind, agents=agents)
     raise MethodError(UNKNOWN_METHOD.format(text=text))

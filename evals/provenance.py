@@ -24,6 +24,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterable, Sequence
 from enum import Enum
@@ -44,8 +45,8 @@ _HASHED_FILE_LIMIT = 64 << 20
 
 # The settings that change what a run answers or how it is judged: a rerun that differs in any is refused.
 ANSWER_SETTINGS: tuple[str, ...] = (
-    "scorer", "scorer_sees_reference", "mode", "planner", "planner_model", "k", "k_max", "confidence", "peer_margin",
-    "escalate_to", "integration", "top_m", "selection", "score_variant", "cost_weight", "cost_scale", "cost_ref_usd",
+    "scorer", "scorer_sees_reference", "mode", "planner", "planner_model", "asking", "k", "k_max", "confidence",
+    "peer_margin", "escalate_to", "integration", "top_m", "selection", "score_variant", "answer_value_usd",
     "exploration", "explore_when_frozen", "db", "embedder", "context_policy", "seed",
     # Per-question limits decide whether an item's answer is cut short (unlike the run budgets, which only
     # decide how many items run and are not settings).
@@ -157,8 +158,11 @@ class Provenance(BaseModel):
 
 
 def _plain(value: Any) -> Any:
-    """A kind's plain name (`Variant.THOMPSON` → 'thompson'); any other value as it is."""
-    return value.value if isinstance(value, Enum) else value
+    """A kind's plain name (`Variant.THOMPSON` → 'thompson'), an infinite amount as 'inf' (JSON has no
+    infinity: written as null, it would read back as another value); any other value as it is."""
+    if isinstance(value, Enum):
+        return value.value
+    return "inf" if isinstance(value, float) and math.isinf(value) else value
 
 
 def _item_differences(old: dict[str, str], new: dict[str, str]) -> list[str]:

@@ -1,9 +1,11 @@
 """How many of a subtask's candidates answer, and in what order: the fine stage's asking policy.
 
 The paper asks a fixed k candidates at once. An asking policy may instead ask in stages: a first group
-answers, the answers are scored, and the policy decides from the scores whether to ask more. Three
-policies:
+answers, the answers are scored, and the policy decides from the scores whether to ask more
+(`AskingRule` names them; `policy_for` builds the one the settings ask for):
 
+- `PricedAsking` (the default, `reso.graphs.priced_asking`): one more candidate answers while its expected gain
+  in being right, at the value of a right answer, exceeds its expected price.
 - `FixedK`: the paper's fine stage; the first k candidates answer at once.
 - `Adaptive`: the first candidate answers with those of the next k - 1 whose model's training record
   is within `peer_margin` of its own; then, while the best calibrated CRM score so far is below
@@ -29,18 +31,31 @@ sees ground truth.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
 
 from reso.agents.selection.selector import Candidate
+from reso.graphs.asking import Asked, AskingPolicy, Reliability, known_records, model_of
+from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
 from reso.reward.answers import answers_match
 from reso.reward.peer_errors import PeerErrors
-from reso.reward.reliability_vote import record_reliability
 
-# Asked for only when a policy needs it: reading every offered model's record costs DADB queries.
-Reliability = Callable[[], Sequence[float] | None]
+__all__ = ["PEER_MARGIN", "Adaptive", "Asked", "AskingPolicy", "AskingRule", "Cascade", "EscalateTo", "FixedK",
+           "PricedAsking", "policy_for"]
+
+
+class AskingRule(StrEnum):
+    """How the fine stage decides whether to ask one more candidate (the setting `asking`)."""
+
+    PRICED = "priced"
+    """Ask while the expected gain in being right, at the value of a right answer, exceeds the candidate's
+    price (`PricedAsking`, the default)."""
+    CONFIDENCE = "confidence"
+    """Ask while the best score is below `confidence` (`Adaptive`: the earlier adaptive and peer stages)."""
+    FIXED = "fixed"
+    """The paper's: k candidates at once (`FixedK`)."""
 
 
 class EscalateTo(StrEnum):
@@ -50,40 +65,6 @@ class EscalateTo(StrEnum):
     RELIABLE = "reliable"
     DIVERSE = "diverse"
     DIVERSE_PRICED = "diverse-priced"
-
-
-
-@dataclass(frozen=True, slots=True)
-class Asked:
-    """What a policy knows of one candidate that answered: its index, final value and CRM score."""
-
-    index: int
-    value: str | None
-    score: float | None
-    stage: int = 0
-    """0 for the first stage, 1 for the first escalation, and so on."""
-
-
-class AskingPolicy(Protocol):
-    """Decides which candidates answer a subtask, stage by stage."""
-
-    def pool_size(self, k: int) -> int:
-        """How many candidates the coarse stage should return (the most that may ever be asked)."""
-        ...
-
-    def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
-        """Indices of the candidates that answer first (`reliability` as for `more`)."""
-        ...
-
-    def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
-             reliability: Reliability | None = None) -> list[int]:
-        """Indices of further candidates to ask now, given every answer so far (and, on request, how often
-        each candidate's model was right in training: `reliability()`, None when unknown); empty to stop."""
-        ...
-
-    def keep(self, asked: Sequence[Asked]) -> int | None:
-        """The index of the answer to keep, or None to keep the best-scored one."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -104,16 +85,6 @@ class FixedK:
         return None
 
 
-def _reliability(candidate: Candidate) -> float:
-    """The coarse stage's estimate of how often the candidate is right, with a prior of one half (an agent
-    seen rarely is not taken for a reliable one)."""
-    components = candidate.components
-    if "reputation" in components and "visits" in components:
-        visits = float(components.get("pooled_visits", components["visits"]))
-        return record_reliability(float(components["reputation"]) * (visits + 1.0) - 1.0, visits)
-    return float(components.get("posterior_mean", 0.5))
-
-
 def _price_in_record_points(candidate: Candidate) -> float:
     """The candidate's cost penalty in the coarse stage, in points of its model's record: the score weighs
     `w_rep * record` against the penalty, so a penalty p costs p / w_rep of a record (0 when the coarse stage
@@ -126,22 +97,11 @@ def _price_in_record_points(candidate: Candidate) -> float:
     return float(components.get("cost_penalty", 0.0)) * reputation / s_rep
 
 
-def _model(candidate: Candidate) -> str:
-    return candidate.agent.model.spec
-
-
 # How far below the first candidate's record a first-stage peer may be and still answer with it. The
 # records of the models a subtask offers are either close (comparable peers, whose agreement is evidence)
 # or far apart (a strong model among weak ones); in the main job any margin from 0.05 to 0.2 makes the
 # same choices on the training composites.
 PEER_MARGIN = 0.1
-
-
-def _known(candidates: Sequence[Candidate], reliability: Reliability | None) -> Sequence[float]:
-    """How often each candidate's model was right in training: the engine's records when it has them,
-    else the coarse stage's components."""
-    records = reliability() if reliability is not None else None
-    return records if records is not None else [_reliability(c) for c in candidates]
 
 
 @dataclass(frozen=True)
@@ -194,7 +154,7 @@ class Adaptive:
         head = list(range(min(k, len(candidates))))
         if len(head) < 2 or self.peer_margin >= 1.0:
             return head
-        known = _known(candidates, reliability)
+        known = known_records(candidates, reliability)
         return [0] + [i for i in head[1:] if known[i] >= known[0] - self.peer_margin]
 
     def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
@@ -208,11 +168,11 @@ class Adaptive:
             return []
         done = {a.index for a in asked}
         # Another role of a model already asked would replay or repeat the same answer, not check it.
-        models = {_model(candidates[a.index]) for a in asked}
-        rest = [i for i in range(len(candidates)) if i not in done and _model(candidates[i]) not in models]
+        models = {model_of(candidates[a.index]) for a in asked}
+        rest = [i for i in range(len(candidates)) if i not in done and model_of(candidates[i]) not in models]
         if not rest:
             return []
-        known = _known(candidates, reliability)
+        known = known_records(candidates, reliability)
         if self.escalate_to in (EscalateTo.DIVERSE, EscalateTo.DIVERSE_PRICED):
             return [self._least_correlated(candidates, asked, rest, known)]
         # An agent less likely to be right than the best answer so far adds cost, not confidence.
@@ -277,13 +237,26 @@ class Cascade:
         return cheap[0].index if cheap else None
 
 
-def policy_for(k: int, k_max: int | None, confidence: float | None,
+def policy_for(rule: AskingRule, *, k: int, k_max: int | None = None, confidence: float | None = None,
                peer_margin: float = PEER_MARGIN, escalate_to: EscalateTo = EscalateTo.RANKED,
-               errors: PeerErrors | None = None) -> AskingPolicy:
-    """The policy the settings ask for: adaptive when a confidence and a k_max are set (at most k_max - k
-    escalations after a first stage of up to k), else fixed k. `errors`: the pool's pairwise error
-    statistics, which a `"diverse"` or `"diverse-priced"` escalation reads."""
-    if confidence is None or k_max is None:
+               errors: PeerErrors | None = None, answer_value_usd: float = math.inf,
+               discrimination: float = 0.0) -> AskingPolicy:
+    """The policy the settings ask for (`AskingRule`): asking that pays at `answer_value_usd` (at most
+    `k_max` answers, `DEFAULT_K_MAX` when None), the confidence threshold (at most k_max - k escalations after a
+    first stage of up to k), or the paper's fixed k. `errors`: the pool's pairwise error statistics, which the
+    priced rule and a `"diverse"` or `"diverse-priced"` escalation read; `discrimination`: the scorer's, which
+    the priced rule plans its first pick by.
+
+    Raises:
+        ValueError: An unknown rule, the confidence rule without `confidence` and `k_max`, or bad values.
+    """
+    rule = AskingRule(rule)
+    if rule == AskingRule.FIXED:
         return FixedK()
+    if rule == AskingRule.PRICED:
+        return PricedAsking(answer_value_usd=answer_value_usd, k_max=k_max or DEFAULT_K_MAX, errors=errors,
+                            discrimination=discrimination)
+    if confidence is None or k_max is None:
+        raise ValueError("the confidence rule (asking 'confidence') needs both confidence and k_max")
     return Adaptive(confidence=confidence, k_max=k_max, peer_margin=peer_margin, escalations=max(k_max - k, 0),
                     escalate_to=escalate_to, errors=errors)

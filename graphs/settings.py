@@ -13,16 +13,20 @@ such value into its enum member, or raises a `ValueError` naming the field and t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, get_type_hints
 
 from reso.agents.dadb.base import Mode
-from reso.agents.selection.config import CostScale, Variant
-from reso.graphs.escalation import PEER_MARGIN, EscalateTo
+from reso.agents.selection.config import Variant, check_answer_value
+from reso.graphs.escalation import PEER_MARGIN, AskingRule, EscalateTo
 from reso.graphs.planners.base import PlannerName
+
+DEFAULT_ANSWER_VALUE_USD = 0.05
+"""What a right answer to one step is worth when the settings do not say: five cents, fixed before any run
+(not chosen on results). On the packaged roster's MATH level-5 questions it puts o1-mini (right about nine
+times in ten at about 1.2 cents a call) first; a user who values an answer at a cent never asks it."""
 
 
 class ContextPolicy(StrEnum):
@@ -62,16 +66,22 @@ class ReSoSettings:
     planner: PlannerName = field(default=PlannerName.AUTO, metadata={
         "description": "auto | structural | llm | given."})
     planner_model: str = field(default="", metadata={"description": "Model spec for the LLM planner."})
-    k: int = field(default=2, metadata={"description": "Candidates answering each subtask (the first stage, when adaptive)."})
+    asking: AskingRule = field(default=AskingRule.PRICED, metadata={"description": (
+        "How the fine stage decides whether to ask another candidate: priced (while the expected gain in being "
+        "right x answer_value_usd exceeds its price, up to k_max answers), confidence (while the best score is "
+        "below confidence, up to k_max), fixed (k at once, the paper's).")})
+    k: int = field(default=2, metadata={"description": (
+        "Candidates answering each subtask at once (asking fixed; the first stage of asking confidence).")})
     k_max: int | None = field(default=None, metadata={"description": (
-        "Adaptive fine stage: at most this many candidates answer a subtask (None: exactly k, the paper's way).")})
+        "At most this many candidates answer a subtask (asking priced: None means 4; asking confidence: "
+        "required).")})
     confidence: float | None = field(default=None, metadata={"description": (
-        "Adaptive fine stage: ask one more candidate while the best CRM score is below this (with k_max).")})
+        "Asking confidence: ask one more candidate while the best CRM score is below this (with k_max).")})
     peer_margin: float = field(default=PEER_MARGIN, metadata={"description": (
-        "Adaptive fine stage: of the first k, a candidate whose model's training record is more than this below "
+        "Asking confidence: of the first k, a candidate whose model's training record is more than this below "
         "the first candidate's does not answer (1: all k answer).")})
     escalate_to: EscalateTo = field(default=EscalateTo.RANKED, metadata={"description": (
-        "Adaptive fine stage: which candidate an escalation asks, among those of models not yet asked that are "
+        "Asking confidence: which candidate an escalation asks, among those of models not yet asked that are "
         "more likely right than the best answer so far: ranked, the first in the coarse stage's cost-aware "
         "order; reliable, the one with the best training record whatever its price; diverse (for peers, with the "
         "peer posterior CRM), among models within peer_margin of the best remaining record, the one whose "
@@ -90,17 +100,11 @@ class ReSoSettings:
         metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, MOSS, cost-normalised UCB "
                   "or the paper's UCB (see reso.agents.selection.scoring)."},
     )
-    cost_weight: float = field(default=1.0,
-                               metadata={"description": "Weight of the cost penalty in the coarse-stage score."})
-    cost_scale: CostScale = field(default=CostScale.LINEAR, metadata={"description": (
-        "How the cost penalty places a candidate's price: linear (a share of the dearest candidate's) or log "
-        "(its price ratio to the cheapest against the dearest's), both relative to the candidates; or absolute "
-        "(against cost_ref_usd alone, so adding a model leaves the others' penalties as they were; see "
-        "reso.agents.selection.scoring). The 'paper' score variant keeps its own penalty on every scale.")})
-    cost_ref_usd: float = field(default=0.0, metadata={"description": (
-        "With cost_scale absolute (required there): the expected USD per call that pays the full cost_weight; "
-        "with the default weights a right answer is then worth twice this. On the relative scales, a floor "
-        "under the dearest candidate's cost (0: none).")})
+    answer_value_usd: float = field(default=DEFAULT_ANSWER_VALUE_USD, metadata={"description": (
+        "The budget knob: what a right answer to one step is worth to you, in USD. Every cost decision reads "
+        "it: the coarse stage ranks candidates by chance right x value - expected price, and the priced fine "
+        "stage asks another candidate only while its expected gain in being right x value exceeds its price. "
+        "Low: one cheap candidate a step; high: the strongest models, checked. inf: price counts for nothing.")})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
     scorer_sees_reference: bool = field(
         default=False,
@@ -139,10 +143,10 @@ class ReSoSettings:
             except ValueError:
                 raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(kind)}") from None
             object.__setattr__(self, name, member)
-        floor = 0 < self.cost_ref_usd if self.cost_scale == CostScale.ABSOLUTE else 0 <= self.cost_ref_usd
-        if not (floor and self.cost_ref_usd < math.inf):
-            raise ValueError(f"cost_ref_usd must be a finite USD amount, > 0 with cost_scale absolute (and never "
-                             f"negative), got {self.cost_ref_usd}")
+        object.__setattr__(self, "answer_value_usd", check_answer_value(self.answer_value_usd))
+        if self.confidence is not None and self.asking != AskingRule.CONFIDENCE:
+            raise ValueError(f"confidence is read by asking 'confidence' only (asking is {self.asking.value!r}): "
+                             "set asking to 'confidence', or leave confidence out")
 
     def replace(self, **changes: Any) -> ReSoSettings:
         known = {f.name for f in fields(self)}

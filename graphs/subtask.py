@@ -64,8 +64,10 @@ class Subtask:
         emit({"event": "subtask_started", "id": self.id})
         prompt = render_subtask_prompt(self.instruction, self.context)
         team = run.require_team()
-        policy = team.asking or policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin,
-                                           settings.escalate_to, peer_errors(team.scorer))
+        policy = team.asking or policy_for(
+            settings.asking, k=settings.k, k_max=settings.k_max, confidence=settings.confidence,
+            peer_margin=settings.peer_margin, escalate_to=settings.escalate_to, errors=peer_errors(team.scorer),
+            answer_value_usd=settings.answer_value_usd, discrimination=team.scorer.discrimination)
         offered, standings = await asyncio.to_thread(self._coarse_stage, run, policy.pool_size(settings.k))
         emit({"event": "candidates", "id": self.id,
               "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})
@@ -119,11 +121,11 @@ class Subtask:
     def _learn(self, run: RunContext, judged: Judged) -> list[CandidateRecord]:
         """The candidates' records, each with its reward when the run learns (`Learner.rewards`) and this
         subtask is credited; those rewards then go the run learner's way (`Learner.update`). A failed call
-        earns 0; a call the budget refused was never made and says nothing about the agent, so it earns
-        none."""
+        earns 0; a call the budget refused was never made, and a replay agent without a recording gave no
+        answer: neither says anything about the agent, so they earn none (`FailureKind.unlearned`)."""
         if not (run.learner.rewards and self.credit):
             return _candidate_records(judged, [None] * len(judged.candidates))
-        rewards = [None if answer.failure is not None and answer.failure.never_called
+        rewards = [None if answer.failure is not None and answer.failure.unlearned
                    else _reward(answer, judged.scores.get(i), self.reference)
                    for i, answer in enumerate(judged.answers)]
         records = _candidate_records(judged, rewards)

@@ -109,9 +109,7 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     exploit = settings.mode == Mode.TEST and not settings.explore_when_frozen
     config = (SelectorConfig(k=settings.k, seed=settings.seed) if settings.selection == SelectionPolicy.RANDOM else
               SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.score_variant,
-                             cost_weight=settings.cost_weight, cost_scale=settings.cost_scale,
-                             cost_ref_usd=settings.cost_ref_usd,
-                             seed=settings.seed,
+                             answer_value_usd=settings.answer_value_usd, seed=settings.seed,
                              exploration_c=0.0 if exploit else settings.exploration))
     embedder = load_embedder(settings.embedder) if settings.selection != SelectionPolicy.RANDOM else None
     models = models_for_pool(pool)

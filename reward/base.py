@@ -84,6 +84,12 @@ class Scorer(ABC):
     blocking: bool = True
     """Whether `score_detailed` may block (run a model, call a server, read files), so that the engine
     calls it off the event loop; a scorer that only computes on its items says False and is called in place."""
+    discrimination: float = 0.0
+    """How far apart its probabilities for one model's right and wrong lone answers lie, on average over the
+    models (Tjur's coefficient of discrimination, within model, measured where the scorer was fitted): 1
+    tells them apart perfectly, 0 not at all (a score that only reads the model's record, or one never
+    measured). The priced asking policy plans a check of a cheap answer by it
+    (`reso.graphs.priced_asking`)."""
 
     @abstractmethod
     def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:

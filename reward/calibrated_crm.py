@@ -47,10 +47,12 @@ class CalibratedScorer(Scorer):
     name = "calibrated"
 
     def __init__(self, directory: Path | str | None = None, *, base: Scorer | None = None,
-                 base_spec: str = "", coefficients: Sequence[float] = (0.0, 1.0, 0.0)) -> None:
+                 base_spec: str = "", coefficients: Sequence[float] = (0.0, 1.0, 0.0),
+                 discrimination: float = 0.0) -> None:
         if directory is not None:
             saved = json.loads((Path(directory) / CALIBRATION_FILE).read_text())
             base_spec, coefficients = saved["base"], saved["coefficients"]
+            discrimination = float(saved.get("discrimination", 0.0))  # folders saved before it was measured
         if base is None:
             if not base_spec:
                 raise ValueError("a calibrated scorer needs a base scorer or a saved calibration folder")
@@ -58,6 +60,7 @@ class CalibratedScorer(Scorer):
         self.base = base
         self.base_spec = base_spec
         self.coefficients = tuple(float(c) for c in coefficients)
+        self.discrimination = min(max(float(discrimination), 0.0), 1.0)
         self.blocking = base.blocking
 
     def calibrate(self, score: float, item: ScoreItem) -> float:
@@ -74,5 +77,6 @@ class CalibratedScorer(Scorer):
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / CALIBRATION_FILE
-        path.write_text(json.dumps({"base": self.base_spec, "coefficients": list(self.coefficients)}, indent=2))
+        path.write_text(json.dumps({"base": self.base_spec, "coefficients": list(self.coefficients),
+                                    "discrimination": self.discrimination}, indent=2))
         return path

@@ -146,6 +146,19 @@ class PeerErrors:
         wrong_given_wrong = (counts.wrong_together + PRIOR_QUESTIONS * (1 - p_then)) / (wrong_first + PRIOR_QUESTIONS)
         return math.log(p_then / (1 - p_then)) - math.log(right_given_right / wrong_given_wrong)
 
+    def right_given_wrong(self, first: str | None, then: str | None, then_right: float) -> float:
+        """The chance that `then` is right on a question `first` got wrong, from the pair's counts shrunk
+        towards independence (`then_right`, its chance of being right on any question) with a few
+        pseudo-questions; `then_right` itself for an unknown pair or one model."""
+        if not first or not then or first == then:
+            return then_right
+        counts = self.pairs.get(self.pair_key(first, then))
+        if counts is None:
+            return then_right
+        wrong_first = counts.wrong_a if self.pair_key(first, then).startswith(first + "\t") else counts.wrong_b
+        wrong_then = (counts.wrong_together + PRIOR_QUESTIONS * (1.0 - then_right)) / (wrong_first + PRIOR_QUESTIONS)
+        return 1.0 - wrong_then
+
     def most_correlated(self, model: str | None, others: Sequence[str | None]) -> float:
         """The largest correlation of `model`'s mistakes with any of `others`' (0 when there are none)."""
         return max((self.correlation(model, other) for other in others), default=0.0)

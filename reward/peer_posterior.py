@@ -58,6 +58,7 @@ class PeerPosteriorScorer(GroupScorer):
         self.base = base
         self.base_spec = base_spec
         self.errors = errors if errors is not None else PeerErrors()
+        self.discrimination = base.discrimination  # a lone answer's score is the base's
         self.rel_tol = rel_tol
         self.blocking = base.blocking
 

@@ -1,4 +1,5 @@
-"""The coarse stage's settings: `SelectorConfig` (weights, sizes and the score variant) and the variants' names.
+"""The coarse stage's settings: `SelectorConfig` (weights, sizes, the score variant and the value of a right
+answer that prices every candidate) and the variants' names.
 
 It sits below both the score (`scoring.py`) and the selector (`selector.py`), which read it.
 """
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
-__all__ = ["CostScale", "SelectorConfig", "Variant"]
+__all__ = ["SelectorConfig", "Variant", "check_answer_value"]
 
 
 class Variant(StrEnum):
@@ -21,16 +22,6 @@ class Variant(StrEnum):
     MOSS = "moss"
     NORMALIZED = "normalized"
     PAPER = "paper"
-
-
-class CostScale(StrEnum):
-    """How the cost penalty places a candidate's expected cost: between the candidates' cheapest and dearest
-    (linear, log) or against a fixed USD reference (absolute) (the setting `cost_scale`,
-    `SelectorConfig.cost_scale`; see `reso.agents.selection.scoring`)."""
-
-    LINEAR = "linear"
-    LOG = "log"
-    ABSOLUTE = "absolute"
 
 
 # Default exploration constant per variant (see `exploration_c`).
@@ -53,6 +44,18 @@ def _doc(text: str) -> dict[str, str]:
     return {"description": text}
 
 
+def check_answer_value(value: float, name: str = "answer_value_usd") -> float:
+    """`value` as the USD a right answer is worth: positive, or infinite (cost counts for nothing).
+
+    Raises:
+        ValueError: Naming the field `name` and the value, for zero, a negative value or NaN.
+    """
+    value = float(value)
+    if not value > 0:  # NaN fails this too
+        raise ValueError(f"{name} must be a USD amount > 0 (inf: cost counts for nothing), got {value}")
+    return value
+
+
 @dataclass(kw_only=True)
 class SelectorConfig:
     """Weights and sizes of the coarse stage (see `reso.agents.selection.scoring` for the formula)."""
@@ -62,9 +65,10 @@ class SelectorConfig:
     w_sim: float = field(default=0.6, metadata=_doc("Weight of the cosine similarity (S_sim = w_sim * cos)."))
     w_rep: float = field(default=2.0, metadata=_doc(
         "Weight of the success estimate (S_rep = w_rep * R; R the smoothed or posterior mean)."))
-    cost_weight: float = field(default=1.0, metadata=_doc(
-        "Largest cost penalty, paid by the dearest candidate (every variant but 'paper'); on the absolute "
-        "scale, the penalty of a call costing cost_ref_usd."))
+    answer_value_usd: float = field(default=math.inf, metadata=_doc(
+        "What a right answer is worth, in USD: the cost penalty is w_rep * expected cost per call / this, so "
+        "the score ranks candidates by w_rep * (chance right - cost / value), whoever else is a candidate "
+        "(every variant but 'paper'); inf: cost counts for nothing (a training run learning every record)."))
     exploration_c: float | None = field(default=None, metadata=_doc(
         "Exploration constant c; 0 exploits (greedy on the smoothed or posterior mean, deterministic). "
         "'thompson': sharpening of the posterior the draw comes from, about c times its spread (default 0.3; "
@@ -79,8 +83,8 @@ class SelectorConfig:
     gate_threshold: float = field(default=0.4, metadata=_doc("S_sim at which the similarity gate is 0.5."))
     variant: Variant = field(default=Variant.THOMPSON, metadata=_doc(
         "'thompson' (default): Thompson sampling on Beta posteriors; 'kl-ucb': the KL upper confidence bound; "
-        "'moss': the anytime MOSS index; all three with the cost penalty of 'normalized': UCB with cost relative "
-        "to the candidates' dearest; "
+        "'moss': the anytime MOSS index; 'normalized': the smoothed mean with a UCB bonus; all four price a "
+        "candidate against answer_value_usd; "
         "'paper': the release's UCB with ln(1 + mean cost). Chosen by `reso bench routing --spreads`."))
     seed: int | None = field(default=None, metadata=_doc("Seed of the tie-breaking jitter and Thompson draws."))
     per_domain: bool | None = field(default=None, metadata=_doc(
@@ -98,24 +102,13 @@ class SelectorConfig:
     domain_prior: float | None = field(default=None, metadata=_doc(
         "At most this many pseudo-visits from the model's record in other domains seed its record in a "
         "domain. Default: 2 for every variant but 'paper' (0)."))
-    cost_scale: CostScale = field(default=CostScale.LINEAR, metadata=_doc(
-        "How the cost penalty places a candidate's expected cost (every variant but 'paper'): 'linear', as a "
-        "share of the dearest candidate's; 'log', by its price ratio to the cheapest against the dearest's, "
-        "so one very dear candidate does not make every other nearly free; 'absolute', against cost_ref_usd "
-        "alone, so no candidate's penalty depends on the others."))
-    cost_ref_usd: float = field(default=0.0, metadata=_doc(
-        "Absolute cost per call that earns the full penalty when the candidates are all cheaper (0: relative); "
-        "with cost_scale 'absolute', the cost per call that pays cost_weight whatever the candidates, required."))
     prior_input_tokens: int = field(default=1000, metadata=_doc(
         "Input tokens of the pseudo-call at list price that seeds each agent's expected cost."))
     prior_output_tokens: int = field(default=500, metadata=_doc("Output tokens of that pseudo-call."))
 
     def __post_init__(self) -> None:
         self.variant = _member(Variant, self.variant, "variant")
-        self.cost_scale = _member(CostScale, self.cost_scale, "cost_scale")
-        if self.cost_scale == CostScale.ABSOLUTE and not 0 < self.cost_ref_usd < math.inf:
-            raise ValueError("cost_scale 'absolute' needs cost_ref_usd > 0: the USD cost per call that pays the full "
-                             f"cost_weight, got {self.cost_ref_usd}")
+        self.answer_value_usd = check_answer_value(self.answer_value_usd)
         if self.exploration_c is None:
             self.exploration_c = _DEFAULT_C[self.variant]
         if self.per_domain is None:
@@ -128,7 +121,6 @@ class SelectorConfig:
             raise ValueError(f"role_weight must be in [0, 1], got {self.role_weight}")
         if self.top_m < 1 or self.k < 1:
             raise ValueError(f"top_m and k must be >= 1, got top_m={self.top_m}, k={self.k}")
-        for name in ("cost_weight", "exploration_c", "cost_ref_usd", "prior_input_tokens", "prior_output_tokens",
-                     "domain_prior"):
+        for name in ("exploration_c", "prior_input_tokens", "prior_output_tokens", "domain_prior"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")

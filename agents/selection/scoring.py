@@ -15,48 +15,24 @@ LLM agents and tool agents go through exactly the same formula; only their stati
 
 Cost penalty `P_cost`:
 
-- `paper`: `ln(1 + mean cost per call in USD)` with mean cost 0 before any visit; `cost_weight` is not
-  applied, as in the authors' release. At typical prices this is ~0.002, so cost has no influence.
-- `normalized`, and the Bayesian variants below (`thompson`, the default, among them): each candidate's
-  expected cost per call is smoothed with one pseudo-call at its list price, `cost = (cost_sum + prior) /
-  (n + 1)`, where `prior = price_in * prior_input_tokens + price_out * prior_output_tokens` (per token); then
+- `paper`: `ln(1 + mean cost per call in USD)` with mean cost 0 before any visit, as in the authors'
+  release. At typical prices this is ~0.002, so cost has no influence.
+- every other variant (`thompson`, the default, among them): each candidate's expected cost per call is
+  smoothed with one pseudo-call at its list price, `cost = (cost_sum + prior) / (n + 1)`, where `prior =
+  price_in * prior_input_tokens + price_out * prior_output_tokens` (per token); then
 
-      P_cost = cost_weight * cost / max(max cost among the candidates, cost_ref_usd)
+      P_cost = w_rep * cost / answer_value_usd
 
-  a number in [0, cost_weight]: the most expensive candidate pays `cost_weight`, a candidate at a tenth of
-  its price pays a tenth of that, a free tool agent pays nothing. It is scale-free (only price ratios
-  among the candidates matter) unless `cost_ref_usd` sets an absolute reference. With the defaults
-  (w_rep 2, cost_weight 1) the full penalty equals half a unit of smoothed reward: a cheap agent beats
-  a dearer one of equal reputation and similarity, but an agent that is clearly more reliable (by more
-  than ~0.5 reward minus its price share) still beats a cheap poor one.
-
-  That is `cost_scale = linear` (the default). Among dozens of models one very dear candidate (a model at
-  $60 per million output tokens beside many at $1) makes every other candidate nearly free, so the same
-  cost weight buys no thrift. `cost_scale = log` places each candidate by its price ratio to the cheapest
-  priced candidate instead:
-
-      P_cost = cost_weight * ln(1 + cost / cheapest) / ln(1 + dearest / cheapest)
-
-  still in [0, cost_weight] (the dearest pays it all, a free tool nothing, the cheapest priced candidate
-  ln 2 / ln(1 + dearest / cheapest) of it). An outlier at the top now shrinks every other position by the
-  logarithm of the price range, not in proportion to its price: a model at a tenth of the dearest
-  candidate's price pays a tenth of the penalty on the linear scale, but about half of it on the log
-  scale when the range is 100-fold and still two thirds of it when it is 1,000-fold.
-
-The linear and log scales are relative: a candidate's penalty depends on who else is a candidate, so adding
-a very dear model to a pool changes every other model's penalty. `cost_scale = absolute` does not:
-
-      P_cost = cost_weight * cost / cost_ref_usd
-
-  with `cost_ref_usd` (required) the expected cost per call that pays the full `cost_weight`; a dearer
-  candidate pays more than `cost_weight`. With w_rep 2 and cost_weight 1 the score then grows with
-  2p - c / cost_ref_usd = 2 (p - c / (2 cost_ref_usd)) for success probability p and cost c: a right answer
-  is worth 2 * cost_ref_usd to the user, and adding a model to the pool leaves every other model's score as
-  it was.
+  with `answer_value_usd` the USD a right answer is worth to the user (the budget knob: `ReSoSettings`).
+  The score then grows with w_rep * (p - cost / value) for success estimate p: a candidate's expected
+  net value in units of the answer's value, so a candidate right 10 % more often is worth 10 % of the value
+  more, and a cheaper one wins when its price saving is larger than that. The penalty depends on no other
+  candidate: adding a model to the pool leaves every other model's score as it was. An infinite value
+  prices nothing (a training run that should learn every model's record, the dear ones' too).
 
 Bayesian variants (`thompson`, the default, `kl-ucb` and `moss`; see `reso.agents.selection.posterior`)
 replace the smoothed mean and its bonus by a belief about the success probability, scored against the mean
-of the Beta posterior Beta(1 + reward_sum, 1 + n - reward_sum), and keep the `normalized` cost penalty and
+of the Beta posterior Beta(1 + reward_sum, 1 + n - reward_sum), and keep the priced cost penalty and
 the similarity term and gate:
 
     mean   = (reward_sum + 1) / (n + 2)               posterior mean ("reputation"): 0.5 before any visit
@@ -87,7 +63,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reso.agents.selection.config import CostScale, SelectorConfig, Variant
+from reso.agents.selection.config import SelectorConfig, Variant
 from reso.agents.selection.posterior import beta_posterior, kl_upper_bound, moss_index, thompson_belief
 
 COMPONENTS = (
@@ -164,7 +140,7 @@ def _ucb_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_cost
         mean_cost = np.divide(costs, n, out=np.zeros_like(costs), where=n > 0)
         penalty = np.log1p(mean_cost)
     else:
-        mean_cost, penalty = _normalized_cost(costs, n, prior_cost, config)
+        mean_cost, penalty = _cost_penalty(costs, n, prior_cost, config)
     exploration = config.exploration_c * np.sqrt(np.log(total_visits + _LOG_OFFSET) / (n + _VISIT_EPS))
     return _VariantTerms(reputation, exploration, mean_cost, penalty, {})
 
@@ -191,29 +167,20 @@ def _bayes_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_co
     # A candidate never visited gets the benefit of the doubt, exploiting or not, as under UCB (whose smoothed
     # mean is 1 for it): with every mean at the prior's 0.5, a fresh DADB would otherwise pick by price alone.
     belief = np.where(n > 0, belief, 1.0)
-    mean_cost, penalty = _normalized_cost(costs, n, prior_cost, config)
+    mean_cost, penalty = _cost_penalty(costs, n, prior_cost, config)
     exploration = config.w_rep * (belief - mean) / 2.0
     return _VariantTerms(mean, exploration, mean_cost, penalty, {"posterior_mean": mean, "belief": belief})
 
 
-def _normalized_cost(
+def _cost_penalty(
     costs: np.ndarray, n: np.ndarray, prior_cost: np.ndarray, config: SelectorConfig
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Expected cost per call (one list-price pseudo-call as prior) and its penalty, placed between the
-    candidates' cheapest and dearest on the configured scale, or against `cost_ref_usd` alone on the absolute
-    one (module docstring)."""
+    """Expected cost per call (one list-price pseudo-call as prior) and its penalty against the value of a
+    right answer (module docstring)."""
     mean_cost = (costs + np.asarray(prior_cost, dtype=np.float64)) / (n + 1.0)
-    if config.cost_scale == CostScale.ABSOLUTE:
-        return mean_cost, config.cost_weight * mean_cost / config.cost_ref_usd
-    scale = max(float(mean_cost.max(initial=0.0)), config.cost_ref_usd)
-    if scale <= 0:
+    if np.isinf(config.answer_value_usd):
         return mean_cost, np.zeros_like(mean_cost)
-    if config.cost_scale == CostScale.LOG:
-        cheapest = float(mean_cost[mean_cost > 0].min(initial=scale))
-        position = np.log1p(mean_cost / cheapest) / np.log1p(scale / cheapest)
-    else:
-        position = mean_cost / scale
-    return mean_cost, config.cost_weight * position
+    return mean_cost, config.w_rep * mean_cost / config.answer_value_usd
 
 
 def _gate(s_sim: np.ndarray, config: SelectorConfig) -> np.ndarray:

@@ -103,12 +103,14 @@ async def _run(team: Any, problems: Sequence[Problem], out: Path, *, concurrency
     from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import parse_method
     from reso.evals.runner import run_eval
+    from reso.graphs.escalation import AskingRule
     from reso.graphs.planners.base import PlannerName
     from reso.graphs.settings import Integration, ReSoSettings
 
-    # Integration steps are selected like the others, so a fake agent (and its latency) is on every step.
-    settings = ReSoSettings(mode=Mode.TEST, planner=PlannerName.GIVEN, k=k, scorer="consensus", embedder=embedder,
-                            seed=seed, integration=Integration.SELECT)
+    # Integration steps are selected like the others, so a fake agent (and its latency) is on every step; k
+    # agents answer each (the paper's fixed fine stage: the throughput of k calls a step is what is measured).
+    settings = ReSoSettings(mode=Mode.TEST, planner=PlannerName.GIVEN, asking=AskingRule.FIXED, k=k, scorer="consensus",
+                            embedder=embedder, seed=seed, integration=Integration.SELECT)
     config = EvalConfig(dataset="bench-eval", method=parse_method("reso", team.pool), out=out, settings=settings,
                         concurrency=concurrency, command=["reso", "bench", "eval"])
     return await run_eval(config, problems, team)

@@ -99,13 +99,15 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     from reso.evals.methods import parse_method
     from reso.evals.results import ResultsFile
     from reso.evals.runner import run_eval
+    from reso.graphs.escalation import AskingRule
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import build_team
 
     out.mkdir(parents=True, exist_ok=True)
     db_path = out / "dadb.sqlite" if mode == Mode.TRAIN else db
-    settings = ReSoSettings(mode=mode, scorer=bench.scorer, seed=bench.seed, db=str(db_path or ""),
-                            call_timeout_s=bench.call_timeout_s)
+    # The paper's fixed k: every call a step makes is one the faults can hit, whatever its answers.
+    settings = ReSoSettings(mode=mode, asking=AskingRule.FIXED, scorer=bench.scorer, seed=bench.seed,
+                            db=str(db_path or ""), call_timeout_s=bench.call_timeout_s)
     base = await asyncio.to_thread(build_team, settings)
     faults = FaultConfig(rate=rate, kinds=("server_error",) if dead else bench.kinds, seed=bench.seed,
                          retry_after_s=bench.retry_after_s, hang_s=bench.hang_s)

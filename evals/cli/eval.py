@@ -60,23 +60,21 @@ def eval_command(
         "one); default $RESO_DB_URL, else OUT/dadb.sqlite when training and in memory when testing."))] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask (the first stage, when adaptive).")] = None,
+    answer_value: Annotated[Optional[float], typer.Option(
+        "--answer-value", help="The budget knob: what a right answer to one step is worth, in USD; every cost "
+        "decision reads it (default 0.05; inf: price counts for nothing).")] = None,
+    asking: Annotated[Optional[str], typer.Option(
+        help="How the fine stage asks: priced (while the expected gain x the answer's value exceeds the price; "
+             "default), confidence (while the best score is below --confidence) or fixed (--k at once).")] = None,
     k_max: Annotated[Optional[int], typer.Option(
-        help="Adaptive fine stage: at most this many candidates per subtask (with --confidence).")] = None,
+        help="At most this many candidates per subtask (priced: default 4; confidence: required).")] = None,
     confidence: Annotated[Optional[float], typer.Option(
-        help="Adaptive fine stage: ask one more candidate while the best CRM score is below this.")] = None,
-    cost_weight: Annotated[Optional[float], typer.Option(help="Weight of the cost penalty in selection.")] = None,
-    cost_scale: Annotated[Optional[str], typer.Option(
-        help="How the cost penalty places a price: linear (share of the dearest candidate's), log, or absolute "
-             "(against --cost-ref-usd alone).")] = None,
-    cost_ref_usd: Annotated[Optional[float], typer.Option(
-        help="With --cost-scale absolute: the expected USD per call that pays the full cost weight (a right "
-             "answer is then worth twice this at the default weights); on the linear and log scales, a floor "
-             "under the dearest candidate's cost.")] = None,
+        help="--asking confidence: ask one more candidate while the best CRM score is below this.")] = None,
     peer_margin: Annotated[Optional[float], typer.Option(
-        help="Adaptive fine stage: of the first k, skip a candidate whose model's record is more than this below "
+        help="--asking confidence: of the first k, skip a candidate whose model's record is more than this below "
              "the first's (1: all k answer).")] = None,
     escalate_to: Annotated[Optional[str], typer.Option(
-        help="Adaptive fine stage: ranked (the first candidate in the cost-aware order that could beat the best "
+        help="--asking confidence: ranked (the first candidate in the cost-aware order that could beat the best "
              "answer so far), reliable (the one with the best training record, whatever its price), diverse "
              "(among peers, the one whose mistakes go least with those already asked; with a peer:<dir> "
              "scorer) or diverse-priced (the same, each peer's record net of its price).")] = None,
@@ -105,10 +103,10 @@ def eval_command(
     """Evaluate METHOD on DATASET; writes results.jsonl, summary.json (and crm_records.jsonl in train mode)."""
     from reso.evals.eval_config import EvalConfig
 
-    _check_options(k_max=k_max, confidence=confidence, out=out, backend=backend, address=address)
+    _check_options(out=out, backend=backend, address=address)
     overrides = {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
-                 "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "cost_weight": cost_weight,
-                 "cost_scale": cost_scale, "cost_ref_usd": cost_ref_usd, "peer_margin": peer_margin,
+                 "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "answer_value_usd": answer_value,
+                 "asking": asking, "peer_margin": peer_margin,
                  "escalate_to": escalate_to, "exploration": exploration, "integration": integration}
     run = _prepare_run(dataset, out, method=method, pool=pool, prices=prices, limit=limit, seed=seed, mode=mode,
                        db=db, overrides=overrides, cache=cache, cache_file=cache_file, data_root=data_root)
@@ -125,11 +123,8 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _check_options(*, k_max: int | None, confidence: float | None, out: Path, backend: str,
-                   address: str | None) -> None:
+def _check_options(*, out: Path, backend: str, address: str | None) -> None:
     """Refuse options that cannot go together, before anything is loaded."""
-    if (k_max is None) != (confidence is None):
-        raise _fail("--k-max and --confidence go together (the adaptive fine stage needs both)")
     if out.exists() and not out.is_dir():
         raise _fail(f"--out {out}: not a folder")
     if backend not in ("local", "ray"):
@@ -187,8 +182,10 @@ def _prepare_run(dataset: str, out: Path, *, method: str, pool: str | None, pric
         settings = ReSoSettings().replace(
             pool=pool_file.path, seed=seed, mode=mode, db=dadb_target(db, out, mode),
             **{key: value for key, value in overrides.items() if value is not None})
-        # checks the adaptive settings before any run
-        policy_for(settings.k, settings.k_max, settings.confidence, settings.peer_margin, settings.escalate_to)
+        # checks the fine stage's settings before any run
+        policy_for(settings.asking, k=settings.k, k_max=settings.k_max, confidence=settings.confidence,
+                   peer_margin=settings.peer_margin, escalate_to=settings.escalate_to,
+                   answer_value_usd=settings.answer_value_usd)
         loaded = pool_file.pool or settings_pool(settings)
         parsed = parse_method(method, loaded)
         if parsed.kind is MethodKind.VOTE and not parsed.agents and _new_dadb(settings.db, mode):

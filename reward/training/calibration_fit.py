@@ -2,13 +2,15 @@
 
 Every group of one to three answers of one subtask that a fine stage could score is scored by the base CRM,
 each answer carrying its model's record in those records, and a logistic regression over the logits of the
-score and the record gives a, b and c of `CalibratedScorer` (`reward/calibrated_crm.py`).
+score and the record gives a, b and c of `CalibratedScorer` (`reward/calibrated_crm.py`). How well the
+calibrated score tells one model's right lone answers from its wrong ones (`within_model_discrimination`) is
+measured on the same records and kept with it: the priced asking policy plans its checks by it.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 import numpy as np
@@ -61,4 +63,23 @@ def fit_calibration(base_spec: str, records: Sequence[LabelledRecord], largest: 
     rows = np.array([calibration_features(scores[i].value, items[i]) for i in kept])
     fit = LogisticRegression(C=1.0).fit(rows, np.array([labels[i] for i in kept]))
     coefficients = (float(fit.intercept_[0]), float(fit.coef_[0][0]), float(fit.coef_[0][1]))
-    return CalibratedScorer(base=base, base_spec=base_spec, coefficients=coefficients)
+    calibrated = CalibratedScorer(base=base, base_spec=base_spec, coefficients=coefficients)
+    sizes = Counter(item.group for item in items)
+    alone = [i for i in kept if sizes[items[i].group] == 1]
+    calibrated.discrimination = within_model_discrimination(
+        [items[i].model or items[i].agent_id or "" for i in alone],
+        [calibrated.calibrate(scores[i].value, items[i]) for i in alone], [labels[i] for i in alone])
+    return calibrated
+
+
+def within_model_discrimination(models: Sequence[str], probabilities: Sequence[float],
+                                labels: Sequence[int]) -> float:
+    """Tjur's coefficient of discrimination (mean probability of the right answers less that of the wrong ones)
+    within each model, averaged over the models that have both, weighted by their answers; 0 when none has."""
+    by_model: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for model, probability, label in zip(models, probabilities, labels, strict=True):
+        by_model[model][0 if label else 1].append(probability)
+    weighed = [(len(right) + len(wrong), float(np.mean(right)) - float(np.mean(wrong)))
+               for right, wrong in by_model.values() if right and wrong]
+    total = sum(weight for weight, _ in weighed)
+    return max(0.0, sum(weight * gap for weight, gap in weighed) / total) if total else 0.0

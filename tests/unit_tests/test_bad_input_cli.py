@@ -223,8 +223,11 @@ def test_eval_refuses_bad_options_before_running(tmp_path: Path) -> None:
                        (("--method", "vote:3"), "the DADB has none"),  # who votes is read from training records
                        (("--method", "cascade:gpt-4-1106-preview"), "expected cascade:A,B>C"),
                        (("--integration", "maybe"), "unknown integration 'maybe'; choose one of tool, select"),
-                       (("--k-max", "3"), "--k-max and --confidence go together"),
-                       (("--k-max", "3", "--confidence", "1.5"), "confidence must be in [0, 1], got 1.5"),
+                       (("--asking", "confidence", "--k-max", "3"), "needs both confidence and k_max"),
+                       (("--asking", "confidence", "--k-max", "3", "--confidence", "1.5"),
+                        "confidence must be in [0, 1], got 1.5"),
+                       (("--asking", "always"), "unknown asking 'always'; choose one of priced, confidence, fixed"),
+                       (("--answer-value", "-1"), "answer_value_usd must be a USD amount > 0"),
                        (("--scorer", "magic"), "unknown scorer kind 'magic'"),
                        (("--limit", "-1"), "limit must be >= 0"),
                        (("--pool", f"replay:{tmp_path / 'none.jsonl'}"), "none.jsonl: replay file not found")]:
@@ -443,7 +446,8 @@ def test_eval_refuses_a_rerun_with_other_settings_into_the_same_out(tmp_path: Pa
     assert first.exit_code == 0, first.stderr
     rows = (out / "results.jsonl").read_text()
     assert_one_error_line(invoke(*args, "--k", "3", "--method", "random"), 2,
-                          f"{out}: holds 1 result(s) of a different run (method 'reso' → 'random'; k 2 → 3)")
+                          f"{out}: holds 1 result(s) of a different run (method 'reso' → 'random'; asking 'priced' → "
+                          "'fixed'; k 2 → 3)")
     assert (out / "results.jsonl").read_text() == rows
     again = invoke(*args)  # the same values resume, and the larger limit adds the second item
     assert again.exit_code == 0, again.stderr

@@ -67,7 +67,8 @@ def test_a_fresh_dadb_still_asks_the_best_matching_agents_of_different_models() 
     # With every mean at the prior's 0.5, the price would decide alone; the optimistic belief keeps the
     # similar dear agent ahead of a cheap one whose profile does not match.
     vectors = [[0.4, math.sqrt(1 - 0.4**2)], [0.25, math.sqrt(1 - 0.25**2)]]  # cosines 0.4 and 0.25
-    parts = _by_id(vector_selector({"dear": 10.0, "cheap": 0.0}, vectors, k=2, exploration_c=0.0), [1.0, 0])
+    parts = _by_id(vector_selector({"dear": 10.0, "cheap": 0.0}, vectors, k=2, exploration_c=0.0,
+                                   answer_value_usd=0.04), [1.0, 0])  # the dear call's 0.02 pays w_rep × 0.5
     assert parts["dear"]["cost_penalty"] == 1.0 and parts["cheap"]["cost_penalty"] == 0.0
     assert parts["dear"]["score"] > parts["cheap"]["score"]
 
@@ -117,10 +118,11 @@ def test_exploiting_draws_nothing() -> None:
 
 
 def test_thompson_score_applies_the_cost_penalty_and_the_similarity_gate(tiny_db) -> None:
+    # a's expected call costs (0.04 + 0.02) / 3 = 0.02: an answer worth 0.04 makes its penalty w_rep × 0.5 = 1.
     exploit = _by_id(vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2,
-                               exploration_c=0.0), [1.0, 0, 0])
+                                     exploration_c=0.0, answer_value_usd=0.04), [1.0, 0, 0])
     normalized = _by_id(vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2,
-                                  variant="normalized"), [1.0, 0, 0])
+                                        variant="normalized", answer_value_usd=0.04), [1.0, 0, 0])
     prior_a, prior_b = (1000 * 10.0 + 500 * 20.0) / 1e6, (1000 * 1.0 + 500 * 2.0) / 1e6
     cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
     a, b = exploit["a"], exploit["b"]
@@ -131,7 +133,8 @@ def test_thompson_score_applies_the_cost_penalty_and_the_similarity_gate(tiny_db
     assert a["posterior_mean"] == pytest.approx(0.5) and b["posterior_mean"] == pytest.approx(2 / 3)
     assert a["score"] == pytest.approx((2 * 0.5 - 1.0 + 0.6) / 2 * sigmoid(10 * (0.6 - 0.4)))
     assert b["score"] == pytest.approx((2 * 2 / 3 - cost_b / cost_a + 0.36) / 2 * sigmoid(10 * (0.36 - 0.4)))
-    learning = _by_id(vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2), [1.0, 0, 0])
+    learning = _by_id(vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2,
+                                      answer_value_usd=0.04), [1.0, 0, 0])
     for parts in learning.values():
         assert parts["score"] == pytest.approx(
             (2 * parts["belief"] - parts["cost_penalty"] + parts["s_sim"]) / 2 * parts["gate"])
@@ -143,13 +146,14 @@ def test_a_free_tool_agent_pays_no_cost_penalty() -> None:
     for agent_id, cost in (("tool", 0.0), ("llm", 0.01)):
         for _ in range(5):
             db.record(agent_id, 1.0, cost, 10)
-    parts = _by_id(vector_selector({"tool": 0.0, "llm": 5.0}, [[1, 0], [1, 0]], db, k=2), [1.0, 0])
+    parts = _by_id(vector_selector({"tool": 0.0, "llm": 5.0}, [[1, 0], [1, 0]], db, k=2, answer_value_usd=0.02),
+                   [1.0, 0])
     assert parts["tool"]["cost_penalty"] == 0.0 and parts["llm"]["cost_penalty"] == pytest.approx(1.0)
 
 
 def test_kl_ucb_components_match_the_hand_computed_bound(tiny_db) -> None:
-    parts = _by_id(vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="kl-ucb"),
-                   [1.0, 0, 0])
+    parts = _by_id(vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="kl-ucb",
+                                   answer_value_usd=0.04), [1.0, 0, 0])
     a = parts["a"]  # 2 visits, mean reward 0.5, N = 3
     assert 2 * bernoulli_kl(np.array(0.5), np.array(a["belief"])) == pytest.approx(math.log(3 + 1.01))
     assert a["score"] == pytest.approx((2 * a["belief"] - 1.0 + 0.6) / 2 * sigmoid(2.0))

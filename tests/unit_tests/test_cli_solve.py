@@ -27,8 +27,10 @@ def test_solve_json_has_the_documented_fields():
     step = payload["steps"][0]
     assert {"id", "agent", "answer", "candidates"} <= set(step)
     assert step["agent"].split("/")[0] in {"gpt-4", "mixtral"}
-    # Both recorded models answer (distinct base models); 1,194 prompt tokens each (8-shot prefix + question).
-    assert sorted(c["agent_id"].split("/")[0] for c in step["candidates"]) == ["gpt-4", "mixtral"]
+    # The recorded models answer (distinct base models, as many as pay at the default value of a right
+    # answer); 1,194 prompt tokens each (8-shot prefix + question).
+    asked = [c["agent_id"].split("/")[0] for c in step["candidates"]]
+    assert asked and len(set(asked)) == len(asked) and set(asked) <= {"gpt-4", "mixtral"}
     assert all(c["input_tokens"] == 1194 for c in step["candidates"])
     usage = payload["usage"]
     assert usage["total_tokens"] == sum(c["input_tokens"] + c["output_tokens"] for c in step["candidates"])

@@ -37,7 +37,7 @@ def test_fixed_k_asks_k_at_once_and_never_more():
     assert policy.pool_size(2) == 2
     assert policy.first(cands, 2) == [0, 1]
     assert policy.more(cands, [Asked(0, None, 0.0), Asked(1, None, 0.0)]) == []
-    assert policy_for(2, None, 0.8) == FixedK() and policy_for(2, 3, None) == FixedK()
+    assert policy_for("fixed", k=2, k_max=3, confidence=0.8) == FixedK()
 
 
 def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherwise():
@@ -96,14 +96,14 @@ def test_adaptive_first_stage_leaves_out_peers_far_weaker_than_the_first():
 def test_adaptive_escalates_at_most_k_max_minus_k_times():
     cands = [_cand(str(i)) for i in range(5)]
     records = lambda: [0.9, 0.3, 0.6, 0.7, 0.8]  # noqa: E731
-    policy = policy_for(2, 4, 0.8, escalate_to="reliable")
+    policy = policy_for("confidence", k=2, k_max=4, confidence=0.8, escalate_to="reliable")
     assert policy == Adaptive(confidence=0.8, k_max=4, escalations=2, escalate_to="reliable")
     # The first stage was trimmed to one answer; escalation still has only k_max - k = 2 places.
     assert policy.more(cands, [Asked(0, "1", 0.2)], records) == [4]
     assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1)], records) == [3]
     assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1), Asked(3, "3", 0.2, stage=2)],
                        records) == []
-    assert policy_for(3, 2, 0.8) == Adaptive(confidence=0.8, k_max=2, escalations=0)
+    assert policy_for("confidence", k=3, k_max=2, confidence=0.8) == Adaptive(confidence=0.8, k_max=2, escalations=0)
 
 
 def test_cascade_keeps_agreement_and_otherwise_the_strong_answer():
@@ -169,7 +169,7 @@ def _asked(row: dict, step_id: str) -> list[str]:
 
 def test_adaptive_fine_stage_settles_easy_subtasks_cheaply_and_escalates_hard_ones(tmp_path):
     scorer = _TableScorer({"\\boxed{6}": 0.95, "\\boxed{7}": 0.9, "\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
-    settings = ReSoSettings(k=2, k_max=3, confidence=0.8)
+    settings = ReSoSettings(asking="confidence", k=2, k_max=3, confidence=0.8)
     summary, models, row = _run(tmp_path, "reso", settings, scorer)
     assert _asked(row, "0") == ["cheap", "cheap2"]
     assert _asked(row, "1") == ["cheap", "cheap2", "strong"]
@@ -195,7 +195,7 @@ class _RecordSelector:
 def test_a_strong_first_agent_answers_without_a_far_weaker_peer_and_escalates_once(tmp_path):
     scorer = _TableScorer({"\\boxed{6}": 0.95, "\\boxed{7}": 0.3, "\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
     records = {"strong": 0.9, "cheap": 0.4, "cheap2": 0.2}
-    _, models, row = _run(tmp_path, "reso", ReSoSettings(k=2, k_max=3, confidence=0.8), scorer,
+    _, models, row = _run(tmp_path, "reso", ReSoSettings(asking="confidence", k=2, k_max=3, confidence=0.8), scorer,
                           selector=lambda pool: _RecordSelector(pool, ["strong", "cheap", "cheap2"], records))
     # "cheap" is far below "strong": the first stage is "strong" alone, an easy part ends there.
     assert _asked(row, "0") == ["strong"]
@@ -204,9 +204,9 @@ def test_a_strong_first_agent_answers_without_a_far_weaker_peer_and_escalates_on
     assert models["cheap2"].calls == []
 
 
-def test_without_adaptive_settings_exactly_k_answer(tmp_path):
+def test_the_fixed_rule_asks_exactly_k(tmp_path):
     scorer = _TableScorer({"\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
-    _, models, row = _run(tmp_path, "reso", ReSoSettings(k=2), scorer)
+    _, models, row = _run(tmp_path, "reso", ReSoSettings(asking="fixed", k=2), scorer)
     assert _asked(row, "1") == ["cheap", "cheap2"] and models["strong"].calls == []
 
 
@@ -248,18 +248,19 @@ def test_one_model_baselines_keep_by_agreement_and_random_keeps_the_teams_crm():
 
 def test_integration_step_goes_to_the_tool_for_every_method_unless_told_otherwise(tmp_path):
     # The selector offers only LLM agents, which have no answer for the integration step.
-    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(k=1))
+    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(asking="fixed", k=1))
     assert _asked(row, "final") == ["calc"]
     _, _, row = _run(tmp_path / "b", "single:strong", ReSoSettings())
     assert _asked(row, "final") == ["calc"]
-    summary, _, row = _run(tmp_path / "c", "reso", ReSoSettings(k=1, integration="select"))
+    summary, _, row = _run(tmp_path / "c", "reso", ReSoSettings(asking="fixed", k=1, integration="select"))
     assert _asked(row, "final") == ["cheap"] and summary["correct"] == 0
 
 
 def test_sub_questions_leave_the_tool_out_when_it_does_the_integration(tmp_path):
-    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(k=2), choose=lambda subtask: ["calc", "cheap", "strong"])
+    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(asking="fixed", k=2),
+                     choose=lambda subtask: ["calc", "cheap", "strong"])
     assert _asked(row, "0") == ["cheap", "strong"] and _asked(row, "final") == ["calc"]
-    _, _, row = _run(tmp_path / "b", "reso", ReSoSettings(k=2, integration="select"),
+    _, _, row = _run(tmp_path / "b", "reso", ReSoSettings(asking="fixed", k=2, integration="select"),
                      choose=lambda subtask: ["calc", "cheap", "strong"])
     assert _asked(row, "0") == ["calc", "cheap"]
 

@@ -83,7 +83,8 @@ def test_fewer_visits_at_the_same_mean_earn_a_larger_bonus() -> None:
 def test_the_cost_penalty_and_the_similarity_gate_are_applied() -> None:
     db = tiny_dadb()  # a: 1 of 2 at 0.02 USD a call; b: 1 of 1 at 0.001 USD
     vectors = [[1, 0, 0], [0.6, 0.8, 0]]
-    parts = _by_id(vector_selector({"a": 10.0, "b": 1.0}, vectors, db, k=2, variant="moss"), [1.0, 0, 0])
+    parts = _by_id(vector_selector({"a": 10.0, "b": 1.0}, vectors, db, k=2, variant="moss", answer_value_usd=0.04),
+                   [1.0, 0, 0])
     prior_a, prior_b = (1000 * 10.0 + 500 * 20.0) / 1e6, (1000 * 1.0 + 500 * 2.0) / 1e6
     cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
     a, b = parts["a"], parts["b"]

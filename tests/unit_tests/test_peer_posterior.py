@@ -10,7 +10,7 @@ import pytest
 
 from reso.agents.pool import pool_from_dict
 from reso.agents.selection.selector import Candidate
-from reso.graphs.escalation import Adaptive, Asked, policy_for
+from reso.graphs.escalation import Adaptive, Asked, PricedAsking, policy_for
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.peer_errors import PeerErrors
@@ -116,8 +116,10 @@ def test_a_fitted_posterior_saves_loads_and_gives_its_table_to_the_policy(tmp_pa
     loaded = PeerPosteriorScorer(tmp_path)
     assert loaded.base_spec == "reliability:0.2" and loaded.errors.pairs == scorer.errors.pairs
     assert peer_errors(loaded) is loaded.errors and peer_errors(loaded.base) is None
-    policy = policy_for(2, 4, 0.8, escalate_to="diverse", errors=loaded.errors)
+    policy = policy_for("confidence", k=2, k_max=4, confidence=0.8, escalate_to="diverse", errors=loaded.errors)
     assert isinstance(policy, Adaptive) and policy.errors is loaded.errors
+    priced = policy_for("priced", k=2, errors=loaded.errors, answer_value_usd=0.01)
+    assert isinstance(priced, PricedAsking) and priced.errors is loaded.errors
 
 
 def _cand(name: str, reputation: float) -> Candidate:
@@ -170,7 +172,8 @@ def test_priced_diverse_escalation_weighs_a_peers_record_net_of_its_price():
     assert blind.more(cheap_weak, [Asked(0, "4", 0.6)]) == [1]
     # The setting reaches the policy the engine builds.
     chosen = ReSoSettings(escalate_to="diverse-priced").escalate_to
-    assert policy_for(1, 3, 0.9, escalate_to=chosen, errors=errors).more(cheap_weak, [Asked(0, "4", 0.6)]) == [2]
+    assert policy_for("confidence", k=1, k_max=3, confidence=0.9, escalate_to=chosen, errors=errors).more(
+        cheap_weak, [Asked(0, "4", 0.6)]) == [2]
 
 
 def test_answers_agree_only_when_their_values_are_the_same():

@@ -110,11 +110,11 @@ def test_different_values_are_refused_naming_each_field_before_any_item_runs(tmp
     recorded = (tmp_path / FILE_NAME).read_text()
     calls = len(answerer.calls)
     with pytest.raises(ProvenanceError) as caught:
-        _run(tmp_path, PROBLEMS, team, method="random", k=3, scorer="rule", cost_weight=0.5, dataset="other")
+        _run(tmp_path, PROBLEMS, team, method="random", k=3, scorer="rule", answer_value_usd=0.5, dataset="other")
     message = str(caught.value)
     assert message.startswith(f"{tmp_path}: holds 2 result(s) of a different run (")
     for part in ("method 'reso' → 'random'", "dataset 'unit' → 'other'", "k 2 → 3", "scorer 'consensus' → 'rule'",
-                 "cost_weight 1.0 → 0.5", f"deleting {tmp_path / FILE_NAME}"):
+                 "answer_value_usd 0.05 → 0.5", f"deleting {tmp_path / FILE_NAME}"):
         assert part in message, part
     assert "\n" not in message
     assert isinstance(caught.value, ResultsFormatError)  # what the command line turns into exit code 2

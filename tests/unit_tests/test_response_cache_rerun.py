@@ -53,7 +53,8 @@ def _eval(out: Path, *extra: str) -> dict:
 
 
 def test_identical_run_into_a_new_folder_makes_no_model_calls(tmp_path: Path, model_calls: Calls) -> None:
-    shared = ("--cache-file", str(tmp_path / "responses.sqlite"))
+    # The paper's fixed k = 2: both models answer every sub-question.
+    shared = ("--cache-file", str(tmp_path / "responses.sqlite"), "--asking", "fixed")
     first = _eval(tmp_path / "first", *shared)
     answered, refused = len(model_calls.answered), len(model_calls.refused)
     # Three items of three sub-questions, each answered by at least one recorded model, both models used.

@@ -80,7 +80,7 @@ def test_a_question_budget_marks_only_that_item(tmp_path):
     problems = [_problem(i) for i in range(2)]
     team, _ = _learning_team(problems, DADB(tmp_path / "d.sqlite"))
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path / "out",
-                        settings=ReSoSettings(mode="train", max_tokens=ITEM_TOKENS // 2), concurrency=2,
+                        settings=ReSoSettings(mode="train", asking="fixed", max_tokens=ITEM_TOKENS // 2), concurrency=2,
                         command=["reso", "eval"])
     summary = asyncio.run(run_eval(config, problems, team))
     rows = _rows(tmp_path / "out")

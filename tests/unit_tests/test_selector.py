@@ -47,22 +47,25 @@ def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
 
 
 def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
-    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="normalized")
+    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="normalized",
+                               answer_value_usd=0.1)
     by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]))}
     prior_a = (1000 * 10.0 + 500 * 20.0) / 1e6   # one pseudo-call at list price: 0.02 USD
     prior_b = (1000 * 1.0 + 500 * 2.0) / 1e6     # 0.002 USD
     cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
     assert by_id["a"]["mean_cost"] == pytest.approx(cost_a) and by_id["b"]["mean_cost"] == pytest.approx(cost_b)
-    assert by_id["a"]["cost_penalty"] == pytest.approx(1.0)
-    assert by_id["b"]["cost_penalty"] == pytest.approx(cost_b / cost_a)
-    base_b = (2.0 - cost_b / cost_a + 0.36) / 2
+    # w_rep × expected cost per call / the value of a right answer.
+    assert by_id["a"]["cost_penalty"] == pytest.approx(2 * cost_a / 0.1)
+    assert by_id["b"]["cost_penalty"] == pytest.approx(2 * cost_b / 0.1)
+    base_b = (2.0 - 2 * cost_b / 0.1 + 0.36) / 2
     assert by_id["b"]["base"] == pytest.approx(base_b)
     # The normalized variant's default exploration constant is 0.1 (the paper variant keeps 0.3).
     assert by_id["b"]["score"] == pytest.approx((base_b + 0.1 * math.sqrt(math.log(4.01))) * sigmoid(-0.4))
-    heavier = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, cost_weight=0.5,
-                        variant="normalized")
-    assert {c.agent.id: c.components["cost_penalty"] for c in heavier.select_vector(np.array([1.0, 0, 0]))} == \
-        pytest.approx({"a": 0.5, "b": 0.5 * cost_b / cost_a})
+    # An answer worth twice as much halves every penalty.
+    lighter = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, answer_value_usd=0.2,
+                              variant="normalized")
+    assert {c.agent.id: c.components["cost_penalty"] for c in lighter.select_vector(np.array([1.0, 0, 0]))} == \
+        pytest.approx({"a": cost_a / 0.1, "b": cost_b / 0.1})
 
 
 def _trained(rewards: dict[str, tuple[int, float]], prices: dict[str, float]) -> DADB:
@@ -79,7 +82,8 @@ def test_cheaper_agent_wins_at_equal_reputation_and_similarity() -> None:
     db = _trained({"dear": (50, 0.8), "cheap": (50, 0.8)}, prices)
     same = [[1, 0], [1, 0]]
     for variant in ("thompson", "kl-ucb", "normalized", "paper"):
-        best = vector_selector(prices, same, db, k=1, variant=variant).select_vector(np.array([1.0, 0]))[0]
+        best = vector_selector(prices, same, db, k=1, variant=variant,
+                               answer_value_usd=0.1).select_vector(np.array([1.0, 0]))[0]
         assert best.agent.id == "cheap", variant
 
 
@@ -88,14 +92,16 @@ def test_clearly_better_agent_still_beats_a_cheap_poor_one() -> None:
     db = _trained({"dear": (50, 0.9), "cheap": (50, 0.3)}, prices)
     # KL-UCB (c = 1) is still optimistic enough about the cheap one at 50 visits to try it: not asserted.
     for variant in ("thompson", "normalized"):
-        best = vector_selector(prices, [[1, 0], [1, 0]], db, k=1, variant=variant).select_vector(np.array([1.0, 0]))[0]
+        best = vector_selector(prices, [[1, 0], [1, 0]], db, k=1, variant=variant,
+                               answer_value_usd=0.1).select_vector(np.array([1.0, 0]))[0]
         assert best.agent.id == "dear", variant
 
 
 def test_cost_matters_in_normalized_but_not_in_paper_variant() -> None:
     prices = {"dear": 10.0, "cheap": 0.5}
     db = _trained({"dear": (100, 0.82), "cheap": (100, 0.78)}, prices)
-    pick = {v: vector_selector(prices, [[1, 0], [1, 0]], db, k=1, variant=v).select_vector(np.array([1.0, 0]))[0].agent.id
+    pick = {v: vector_selector(prices, [[1, 0], [1, 0]], db, k=1, variant=v,
+                               answer_value_usd=0.1).select_vector(np.array([1.0, 0]))[0].agent.id
             for v in ("normalized", "paper")}
     assert pick == {"normalized": "cheap", "paper": "dear"}
 

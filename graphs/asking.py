@@ -1,0 +1,74 @@
+"""What every asking policy of the fine stage shares: the protocol, what a policy is shown of an answer, and
+how it reads a candidate's model and record.
+
+The policies themselves: the paper's fixed k, the confidence-threshold stage and the cascade
+(`reso.graphs.escalation`), and asking that pays for itself (`reso.graphs.priced_asking`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from reso.agents.selection.selector import Candidate
+from reso.reward.reliability_vote import record_reliability
+
+__all__ = ["Asked", "AskingPolicy", "Reliability", "known_records", "model_of", "record_of"]
+
+# Asked for only when a policy needs it: reading every offered model's record costs DADB queries.
+Reliability = Callable[[], Sequence[float] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a policy knows of one candidate that answered: its index, final value and CRM score."""
+
+    index: int
+    value: str | None
+    score: float | None
+    stage: int = 0
+    """0 for the first stage, 1 for the first escalation, and so on."""
+
+
+class AskingPolicy(Protocol):
+    """Decides which candidates answer a subtask, stage by stage."""
+
+    def pool_size(self, k: int) -> int:
+        """How many candidates the coarse stage should return (the most that may ever be asked)."""
+        ...
+
+    def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
+        """Indices of the candidates that answer first (`reliability` as for `more`)."""
+        ...
+
+    def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
+             reliability: Reliability | None = None) -> list[int]:
+        """Indices of further candidates to ask now, given every answer so far (and, on request, how often
+        each candidate's model was right in training: `reliability()`, None when unknown); empty to stop."""
+        ...
+
+    def keep(self, asked: Sequence[Asked]) -> int | None:
+        """The index of the answer to keep, or None to keep the best-scored one."""
+        ...
+
+
+def record_of(candidate: Candidate) -> float:
+    """The coarse stage's estimate of how often the candidate is right, with a prior of one half (an agent
+    seen rarely is not taken for a reliable one)."""
+    components = candidate.components
+    if "reputation" in components and "visits" in components:
+        visits = float(components.get("pooled_visits", components["visits"]))
+        return record_reliability(float(components["reputation"]) * (visits + 1.0) - 1.0, visits)
+    return float(components.get("posterior_mean", 0.5))
+
+
+def model_of(candidate: Candidate) -> str:
+    return candidate.agent.model.spec
+
+
+def known_records(candidates: Sequence[Candidate], reliability: Reliability | None) -> Sequence[float]:
+    """How often each candidate's model was right in training: the engine's records when it has them,
+    else the coarse stage's components."""
+    records = reliability() if reliability is not None else None
+    return records if records is not None else [record_of(c) for c in candidates]
