@@ -36,6 +36,8 @@ from reso.evals.ledger import item_key, reconcile, run_id
 from reso.evals.method_kind import MethodKind
 from reso.evals.methods import MethodError
 from reso.evals.provenance import Provenance
+from reso.evals.reports.clusters import resampling
+from reso.evals.reports.shared_questions import accuracy_interval as cluster_accuracy_interval
 from reso.evals.reports.stats import wilson_interval
 from reso.evals.results import ResultsFile
 from reso.graphs.budget import RUN_SCOPE, Budget
@@ -51,12 +53,18 @@ PACKAGES = ("reso-langgraph", "langgraph", "langchain-core", "langchain-openai",
 
 
 def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
-    """Every candidate of every subtask with a known reference, labelled right (1) or wrong (0)."""
+    """Every candidate of every subtask with a known reference, labelled right (1) or wrong (0). A subtask with
+    a parent answered wrong is left out: its reference assumes right parents (a replay model answers it with
+    its recording of the original sub-question, which that reference would call right)."""
     references = problem.step_references()
+    values = {step.id: step.value for step in result.steps}
     records = []
     for step in result.steps:
         reference = references.get(step.id)
-        if reference is None:
+        if reference is None or any(
+                parent in references and not answers_match(values.get(parent), references[parent],
+                                                            rel_tol=problem.rel_tol)
+                for parent in step.depends_on):
             continue
         context = "\n".join(f"Answer[{parent}] = {next((s.value for s in result.steps if s.id == parent), None)}"
                             for parent in step.depends_on)
@@ -110,10 +118,24 @@ def _versions() -> dict[str, str]:
     return versions
 
 
+WILSON = "Wilson (items independent)"
+
+
+def accuracy_interval(rows: Sequence[dict[str, Any]], problems: Sequence[Problem]) -> tuple[list[float] | None, str]:
+    """The accuracy's 95 % interval and how it was computed: cluster-robust by source question where the
+    items share one (as every comparison of the run computes it), else Wilson's."""
+    plan = resampling({problem.id: problem for problem in problems}, [str(row["id"]) for row in rows])
+    correct = [bool(row["correct"]) for row in rows]
+    if plan.clusters is not None:
+        return cluster_accuracy_interval(correct, plan.clusters), plan.method
+    return wilson_interval(sum(correct), len(correct)), WILSON
+
+
 def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
-              stopped: str | None, *, items: int | None = None) -> dict[str, Any]:
+              stopped: str | None, *, items: int | None = None, problems: Sequence[Problem] = ()) -> dict[str, Any]:
     n = len(rows)
     correct = sum(1 for row in rows if row["correct"])
+    interval, interval_method = accuracy_interval(rows, problems)
     tokens = sum(row["usage"]["total_tokens"] for row in rows)
     cost = sum(row["usage"]["cost_usd"] for row in rows)
     return {
@@ -124,7 +146,8 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
         "n": n,
         "correct": correct,
         "accuracy": correct / n if n else 0.0,
-        "accuracy_ci95": wilson_interval(correct, n),
+        "accuracy_ci95": interval,
+        "interval_method": interval_method,
         "total_tokens": tokens,
         "tokens_per_item": tokens / n if n else 0.0,
         "cost_usd": cost,
@@ -224,7 +247,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
             async with solver:
                 await asyncio.gather(*(one(problem) for problem in todo))
         rows = [row for p in problems if (row := results.done.get(p.id)) is not None]
-    summary = summarise(config, rows, time.monotonic() - started, stopped, items=len(problems))
+    summary = summarise(config, rows, time.monotonic() - started, stopped, items=len(problems), problems=problems)
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     if settings.mode == Mode.TRAIN:
         with (config.out / "crm_records.jsonl").open("w", encoding="utf-8") as handle:

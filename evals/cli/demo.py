@@ -93,18 +93,31 @@ def demo_command(
         raise typer.Exit(1) from None
     tables = {stem: comparison_rows(out / stem, summaries) for stem, summaries in by_benchmark.items()}
     path = write_comparison(out, tables)
+    frontiers = {stem: _frontier(out / stem) for stem in by_benchmark}
     if json_output:
         typer.echo(json.dumps({"world": "recorded" if recorded else world, "level": level, "tables": tables,
-                               "comparison": str(path)}))
+                               "frontiers": frontiers, "comparison": str(path)}))
         return
     titles = {recorded.name: recorded.name} if recorded else {b.stem: b.title for b in WORLDS[world]}
     from reso.evals.cli.demo_tables import print_benchmark
+    from reso.evals.cli.frontier import print_frontier
+    from reso.evals.reports.frontier import Frontier
 
     for stem, rows in tables.items():
-        print_benchmark(Console(width=max(Console().width, 132)),
-                        f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)", rows)
-        typer.echo(f"report: {out / stem / 'report.md'}  (per-run reports in {out / stem}/*/report.html)")
+        console = Console(width=max(Console().width, 132))
+        title = f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)"
+        print_benchmark(console, title, rows)
+        print_frontier(console, Frontier.from_json(frontiers[stem]), f"{title}: the frontier along the budget knob")
+        typer.echo(f"report: {out / stem / 'report.md'}, frontier: {out / stem / 'frontier.png'}  (per-run "
+                   f"reports in {out / stem}/*/report.html)")
     typer.echo(f"tables: {path}")
+
+
+def _frontier(folder: Path) -> dict[str, Any]:
+    """The frontier the job wrote for one benchmark (`frontier.json`), as read back."""
+    from reso.evals.reports.frontier_report import FRONTIER_JSON
+
+    return dict(json.loads((folder / FRONTIER_JSON).read_text(encoding="utf-8")))
 
 
 def _recorded(name: str | None, train: str | None, test: str | None, pool: str | None, train_n: int,

@@ -1,6 +1,8 @@
 """The main job's comparison: one benchmark's table rows picked from its test summaries (ReSo's runs, the
-best and the cheapest near-best single model, the votes, the cascade, random and the oracle), and the JSON
-file of every benchmark's table."""
+best single model on the test and the one with the best training record, the cheapest near-best single
+model, the votes, the cascade, random and the oracle), the JSON file of every benchmark's table, and each
+benchmark's frontier (ReSo's hull along the budget knob against the single models', `frontier.json` and
+`frontier.png` beside its runs)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reso.evals.jobs.config import DemoConfig
+from reso.evals.jobs.runs import run_folder
 from reso.evals.method_kind import MethodKind
+from reso.graphs.team import Team
 
 
 def _within(best: dict[str, Any], others: Sequence[dict[str, Any]], points: float) -> dict[str, Any]:
@@ -33,7 +38,10 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
         if s["method"] == MethodKind.RESO:
             chosen.append((s.get("label", "reso"), s))
     if best is not None:
-        chosen.append(("best single: " + s_model(best), best))
+        chosen.append((BEST_ON_TEST + s_model(best), best))
+        on_training = next((s for s in singles if s.get(BEST_ON_TRAINING_KEY)), None)
+        if on_training is not None:
+            chosen.append((BEST_ON_TRAINING + s_model(on_training), on_training))
         cheap = _within(best, singles, 3.0)
         if cheap is not best:
             chosen.append(("cheapest single within 3 points: " + s_model(cheap), cheap))
@@ -41,6 +49,44 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
         chosen += [(s.get("method_label", s["method"]), s) for s in summaries if s["method"].startswith(prefix)]
     reference = [s for _, s in chosen].index(best) if best is not None else 0
     return benchmark_rows(out, chosen, reference, singles, best_single=best is not None)
+
+
+BEST_ON_TEST = "best single model on the test (chosen with its labels): "
+BEST_ON_TRAINING = "best single model on the training record: "
+BEST_ON_TRAINING_KEY = "best_on_training"
+"""Marks, in a test summary of the main job (in memory), the single model with the best training record."""
+
+
+def mark_best_on_training(summaries: Sequence[dict[str, Any]], team: Team) -> list[dict[str, Any]]:
+    """`summaries` with the single-model run of the model whose training record is best marked
+    (`BEST_ON_TRAINING_KEY`); unmarked when the DADB has no record."""
+    from reso.evals.methods import MethodError, best_recorded
+
+    try:
+        (agent,) = best_recorded(team, 1)
+    except MethodError:
+        return list(summaries)
+    model = team.agent(agent).model.model_name
+    marked = []
+    for summary in summaries:
+        if summary["method"].startswith("single:") and summary.get("method_label") == f"single:{model}":
+            summary = {**summary, BEST_ON_TRAINING_KEY: True}
+        marked.append(summary)
+    return marked
+
+
+def write_benchmark_frontier(out: Path, config: DemoConfig, title: str) -> Path:
+    """The benchmark's frontier over its test runs, ReSo's hull made of the ReSo row and the sweep of the value
+    of a right answer (the other ReSo settings are points beside it); writes `frontier.json` and
+    `frontier.png` into `out` and returns the JSON's path."""
+    from reso.evals.reports.frontier import frontier_of_folders
+    from reso.evals.reports.frontier_report import FRONTIER_JSON, write_frontier
+
+    knob = {"test-reso", *(run_folder(f"reso value {value:g}") for value in config.answer_values)}
+    folders = sorted(p for p in out.glob("test-*") if (p / "summary.json").is_file())
+    found = frontier_of_folders(folders, router=lambda folder: folder.name in knob)
+    write_frontier(out, found, f"{title}: ReSo along the budget knob ({found.items} test composites)")
+    return out / FRONTIER_JSON
 
 
 def s_model(summary: dict[str, Any]) -> str:

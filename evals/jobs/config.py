@@ -3,15 +3,15 @@ CRMs it can fit, and `DemoConfig`, the job's settings; which benchmarks a config
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reso.agents.selection.config import CostScale
 from reso.evals.backends.base import Backend
 from reso.evals.jobs.benchmark_pool import MIN_RECORDED
 from reso.evals.jobs.recorded_benchmark import RecordedBenchmark
-from reso.graphs.escalation import EscalateTo
+from reso.graphs.escalation import AskingRule, EscalateTo
 
 
 @dataclass(frozen=True)
@@ -41,27 +41,22 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
     "two-model": (Benchmark("gsm8k-mas", "GSM8K-MAS (GPT-4 and Mixtral)"),),
 }
 
-# ReSo's settings in the main job, fixed before any test run: the first two candidates answer (the second
-# only when its model's training record is within `peer_margin` of the first's), and while the CRM gives the
-# best answer less than this probability of being right, one more agent answers (the first in the coarse
-# stage's cost-aware order that is more likely right than that answer; the peer stages ask a diverse peer
-# instead, once more: `reso.evals.jobs.fine_stages`), once (k_max - k).
-RESO_TEST = {"k": 2, "k_max": 3, "confidence": 0.8}
+# ReSo's settings in the main job, fixed before any test run: asking that pays for itself at the settings'
+# default value of a right answer (`DEFAULT_ANSWER_VALUE_USD`), at most four answers a subtask.
+RESO_TEST: dict[str, Any] = {"asking": AskingRule.PRICED, "k_max": 4}
+# The values of a right answer (USD per step) the frontier sweeps, fixed before any run: nine half-decades
+# from a hundredth of a cent, where only the cheapest models pay, to a dollar, where every check of the
+# strongest model does. Each is a test run of its own beside the ReSo row.
+ANSWER_VALUES: tuple[float, ...] = tuple(round(10 ** (j / 2 - 4), 6) for j in range(9))
 # The CRMs `reso demo` can fit on the training split (`reso.evals.jobs.crm_fit`); the first is the default.
 CRMS = ("calibrated", "vote", "staged")
-# Further ReSo settings run for the accuracy–cost picture, each against the main row: cheaper and dearer
-# selection, the cost penalty on a log scale of price (which a very dear candidate moves far less), the
-# paper's fixed fine stage (what the adaptive stage adds), a first stage that keeps both candidates however
-# far apart their records are (what leaving out a far weaker peer saves), and escalation to the most reliable
-# model whatever its price (the earlier rule). The cost weight and scale say how much accuracy a user would
-# trade for price: fixed before any run, not chosen for accuracy (which alone would always favour the dearer).
+# Further ReSo settings run as rows of their own, each against the main row: the paper's fixed fine stage
+# (what asking that pays adds), and the earlier confidence-threshold stage (ask one more candidate, the first
+# in the cost-aware order that could beat the best answer, while the calibrated score is below 0.8).
 RESO_VARIANTS: dict[str, dict[str, Any]] = {
-    "cost weight 0.3": {"cost_weight": 0.3},
-    "cost weight 3": {"cost_weight": 3.0},
-    "log cost scale": {"cost_scale": CostScale.LOG},
-    "fixed k=2": {"k_max": None, "confidence": None},
-    "whole first stage": {"peer_margin": 1.0},
-    "escalate to the most reliable": {"escalate_to": EscalateTo.RELIABLE},
+    "fixed k=2": {"asking": AskingRule.FIXED, "k": 2},
+    "confidence threshold 0.8": {"asking": AskingRule.CONFIDENCE, "k": 2, "k_max": 3, "confidence": 0.8,
+                                 "escalate_to": EscalateTo.RANKED},
 }
 
 
@@ -86,10 +81,13 @@ class DemoConfig:
     training_exploration: float = 1.0
     """Plain Thompson sampling in training: a learning run should not give up on an agent after an unlucky
     start (routing's sharper default, 0.3, can)."""
-    training_cost_weight: float = 0.0
-    """Training selects on skill alone, so every model's record is learned, the dear ones' too; the test
-    weighs cost (a deployment pays; an offline training run on replayed answers does not)."""
+    training_answer_value_usd: float = math.inf
+    """Training selects on skill alone (no price counts against an infinitely valuable answer), so every
+    model's record is learned, the dear ones' too; the test weighs cost (a deployment pays; an offline
+    training run on replayed answers does not)."""
     reso_variants: dict[str, dict[str, Any]] = field(default_factory=lambda: dict(RESO_VARIANTS))
+    answer_values: tuple[float, ...] = field(default_factory=lambda: ANSWER_VALUES)
+    """The frontier's sweep: one ReSo test run per value of a right answer (USD per step)."""
     swap_split: bool = False
     """Train on the test split's composites and test on the training split's: a second draw whose test
     questions are all different from the first's."""

@@ -5,18 +5,25 @@ vote, or the staged CRM (fitted on a staged pass over the training questions); s
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
 from reso.agents.profiles import AgentKind, Provider
-from reso.evals.datasets import load_dataset
-from reso.evals.jobs.config import CRMS, RESO_TEST, DemoConfig, training_side
+from reso.evals.datasets import Problem, load_dataset
+from reso.evals.jobs.config import CRMS, DemoConfig, training_side
 from reso.evals.jobs.events import DemoProgress, Log
 from reso.evals.jobs.runs import STAGED_PASS, run_method
+from reso.graphs.escalation import AskingRule
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import settings_pool, team_for
 from reso.reward.records import LabelledRecord
+
+# How the staged pass asks the training questions: the shape of the fine stage the staged CRM is fitted to
+# (the first two candidates, then always one escalation: a confidence no score reaches).
+STAGED_ASKING: dict[str, Any] = {"asking": AskingRule.CONFIDENCE, "k": 2, "k_max": 3, "confidence": 1.0}
 
 
 def fit_vote(records_path: Path) -> str:
@@ -65,8 +72,7 @@ def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings,
     finally:
         trained.close()
         target.close()
-    settings = base.replace(mode=Mode.TRAIN, db=str(copy), scorer="rule", exploration=0.0,
-                            **{**RESO_TEST, "confidence": 1.0})
+    settings = base.replace(mode=Mode.TRAIN, db=str(copy), scorer="rule", exploration=0.0, **STAGED_ASKING)
     # A team of its own, not the process's cached one: a cached team would still hold the copy it
     # learned on before, which was just replaced.
     team = build_team(settings)
@@ -84,7 +90,7 @@ def fit_staged(records_path: Path, out: Path) -> str:
     from reso.reward.records import load_records
     from reso.reward.training.staged_crm_fit import fit_staged_crm
 
-    crm = fit_staged_crm(load_records(records_path), k=int(RESO_TEST["k"]), k_max=int(RESO_TEST["k_max"]))
+    crm = fit_staged_crm(load_records(records_path), k=int(STAGED_ASKING["k"]), k_max=int(STAGED_ASKING["k_max"]))
     crm.save(out)
     return f"staged:{out}"
 
@@ -92,6 +98,11 @@ def fit_staged(records_path: Path, out: Path) -> str:
 def recorded_answers(pool: Pool) -> list[LabelledRecord]:
     """The labelled answers recorded for the pool's replay models (their files' `correct` flags), each file
     read once; empty when no model of the pool replays a labelled recording."""
+    return [answer for answers in recorded_files(pool).values() for answer in answers]
+
+
+def recorded_files(pool: Pool) -> dict[Path, list[LabelledRecord]]:
+    """`recorded_answers` by the replay file that holds them."""
     from reso.agents.adapters.replay import resolve_replay_path, split_replay_target
     from reso.reward.records import load_records
 
@@ -101,10 +112,23 @@ def recorded_answers(pool: Pool) -> list[LabelledRecord]:
             files, model = split_replay_target(agent.model.target)
             for name in files:
                 wanted.setdefault(resolve_replay_path(name), set()).add(model)
-    answers: list[LabelledRecord] = []
-    for path, models in wanted.items():
-        answers += [r for r in load_records(path) if r.model in models]
-    return answers
+    return {path: [r for r in load_records(path) if r.model in models] for path, models in wanted.items()}
+
+
+def benchmark_questions(pool: Pool, problems: Sequence[Problem]) -> set[str] | None:
+    """The question ids of the replay files that record a source question of `problems` (a benchmark's
+    composites); None when no file names those sources. How models err together on MATH says little of
+    GSM8K, so a benchmark's error table is counted on its own files' questions (`of_questions`)."""
+    sources = {str(qid) for problem in problems for qid in (problem.meta.get("step_question_ids") or {}).values()}
+    ids = {str(r.question_id) for records in recorded_files(pool).values()
+           if any(r.question_id in sources for r in records) for r in records}
+    return ids or None
+
+
+def of_questions(answers: Sequence[LabelledRecord], ids: set[str] | None) -> list[LabelledRecord]:
+    """The answers to the questions `ids` (all of them when None, or when none is)."""
+    own = [answer for answer in answers if ids is None or answer.question_id in ids]
+    return own or list(answers)
 
 
 def training_answers(config: DemoConfig, pool: Pool) -> list[LabelledRecord]:

@@ -37,6 +37,7 @@ benchmark's plan of runs (`runs`), the baselines chosen from the training record
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,10 @@ from reso.agents.dadb.base import Mode
 from reso.evals.datasets import Problem, load_dataset
 from reso.evals.jobs.baselines import recorded_baselines
 from reso.evals.jobs.benchmark_pool import benchmark_roster
+from reso.evals.jobs.comparison import mark_best_on_training, write_benchmark_frontier
 from reso.evals.jobs.config import CRMS, RESO_TEST, WORLDS, Benchmark, DemoConfig, benchmarks_of, world_pool
 from reso.evals.jobs.crm_background import general_crm_in_background
-from reso.evals.jobs.crm_fit import fit_crm, training_answers
+from reso.evals.jobs.crm_fit import benchmark_questions, fit_crm, of_questions, training_answers
 from reso.evals.jobs.events import (
     BASELINES,
     FITTING_CRM,
@@ -63,6 +65,7 @@ from reso.evals.jobs.runs import TRAINING_RUN, crm_runs, plan_runs, run_folder, 
 from reso.evals.method_kind import MethodKind
 from reso.evals.methods import llm_agents
 from reso.evals.reports.report import write_sweep_report
+from reso.graphs.escalation import AskingRule
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, settings_pool, team_for
 from reso.reward.records import LabelledRecord, load_records
@@ -70,7 +73,7 @@ from reso.reward.records import LabelledRecord, load_records
 
 def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],
                  answers: Sequence[LabelledRecord], run_records: Sequence[LabelledRecord], out: Path,
-                 progress: DemoProgress) -> Stage:
+                 progress: DemoProgress, own: set[str] | None = None) -> Stage:
     """ReSo's fine stage on this benchmark: chosen on a validation part of the training side with the
     calibrated CRM and the recorded `answers` to refit it on (`reso.evals.jobs.validation`; `run_records`: the
     training run's), else by the training record (`choose_by_record`); the choice and why go to `progress`."""
@@ -79,11 +82,43 @@ def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: 
     if config.crm != "calibrated" or not answers:
         stage, why = choose_by_record(team)
     else:
-        choice = choose_on_validation(test, train, train_set, answers, run_records, out / "validation",
+        choice = choose_on_validation(test.replace(db=str(validation_dadb(out))), train, train_set, answers,
+                                      run_records, out / "validation", own=own,
                                       concurrency=config.concurrency, note=progress.note)
         stage, why = choice.stage, choice.why
     progress.note(f"fine stage: {why}")
     return stage
+
+
+def train(config: DemoConfig, base: ReSoSettings, dataset: str, problems: Sequence[Problem], out: Path,
+          progress: DemoProgress, title: str) -> None:
+    """Train ReSo on `problems` into `out/train-reso` (the DADB `base.db`), snapshotting the DADB for
+    validation when training reaches the validation composites (`reso.evals.jobs.validation`). A resumed
+    training run already past them without a snapshot (a crash in between) starts over."""
+    from reso.evals.jobs.runs import resumed
+    from reso.evals.jobs.validation import snapshot_dadb, validation_part
+
+    settings = base.replace(mode=Mode.TRAIN, scorer=config.training_scorer, asking=AskingRule.FIXED,
+                            k=config.training_k, answer_value_usd=config.training_answer_value_usd,
+                            exploration=config.training_exploration)
+    before = len(problems) - len(validation_part(problems))
+    snapshot = validation_dadb(out)
+    done = len(resumed(out / "train-reso", problems))
+    if done > before and not snapshot.exists():
+        progress.note(f"{title}: no DADB snapshot for validation: training starts over")
+        shutil.rmtree(out / "train-reso")
+        for stale in out.glob("dadb.sqlite*"):
+            stale.unlink()
+        done = 0
+    # Past the validation composites already (a resumed run), the snapshot taken then stands.
+    pause = (before, lambda: snapshot_dadb(Path(settings.db), snapshot)) if done <= before else None
+    run_method(config, dataset, "reso", out / "train-reso", settings, problems, progress, title,
+               label=TRAINING_RUN, pause=pause)
+
+
+def validation_dadb(out: Path) -> Path:
+    """The DADB validation reads: the training run's before the validation composites."""
+    return out / "validation" / "dadb.sqlite"
 
 
 def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgress | None = None,
@@ -116,11 +151,7 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress.plan(title, plan_runs(config, out, train_problems, test_problems,
                                    [*(f"single:{agent}" for agent in models), *guess]))
     progress.start_stage(title, TRAINING)
-    train_settings = base.replace(mode=Mode.TRAIN, scorer=config.training_scorer, k=config.training_k,
-                                  cost_weight=config.training_cost_weight,
-                                  exploration=config.training_exploration)
-    run_method(config, train_set, "reso", out / "train-reso", train_settings, train_problems, progress, title,
-               label=TRAINING_RUN)
+    train(config, base, train_set, train_problems, out, progress, title)
 
     without_crm = base.replace(mode=Mode.TEST, scorer="consensus", **RESO_TEST)
     team = team_for(without_crm)
@@ -139,13 +170,14 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress.start_stage(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, world)
     progress.note(f"CRM fitted on the training split: {scorer}")
-    adaptive = base.replace(mode=Mode.TEST, scorer=scorer, **RESO_TEST)
+    judged = base.replace(mode=Mode.TEST, scorer=scorer, **RESO_TEST)
     answers = training_answers(config, team.pool)
+    own = benchmark_questions(team.pool, train_problems)
     run_records = load_records(out / "train-reso" / "crm_records.jsonl")
-    stage = choose_stage(config, adaptive, team, train_set, train_problems, answers, run_records, out, progress)
-    stages = stage_changes(scorer, answers or run_records, out, int(RESO_TEST["k_max"]))
-    test = adaptive.replace(**stages[stage])
-    if stage != Stage.ADAPTIVE:  # the plan guessed the adaptive stage: its rows change names
+    stage = choose_stage(config, judged, team, train_set, train_problems, answers, run_records, out, progress, own)
+    stages = stage_changes(scorer, of_questions(answers, own) or run_records, out)
+    test = judged.replace(**stages[stage])
+    if stage != Stage.CRM:  # the plan guessed the CRM stage: its rows change names
         progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
     runs = [(label, method, folder, test.replace(**changes) if changes else test)
             for label, method, folder, changes in crm_runs(config, stage, stages)]
@@ -154,9 +186,11 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
              for run in runs}
 
     write_sweep_report(out)
-    # In the order the tables list them.
+    write_benchmark_frontier(out, config, title)
+    # In the order the tables list them; the single model with the best training record marked as such.
     reso_labels = [label for label, method, _, _ in runs if method == MethodKind.RESO]
-    return [done[label] for label in [*reso_labels, *singles, "random", *others]]
+    summaries = [done[label] for label in [*reso_labels, *singles, "random", *others]]
+    return mark_best_on_training(summaries, team)
 
 
 def run_demo(config: DemoConfig, log: Log = print,

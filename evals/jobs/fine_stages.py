@@ -1,17 +1,20 @@
 """The fine stages the main job compares, and which one its ReSo row uses: chosen on the training side.
 
-- `adaptive`: the calibrated CRM scores the first stage's answers in their group, and an escalation asks a
-  model more likely right than the best answer so far (`reso.graphs.escalation.Adaptive`, `ranked`).
+Every stage asks the way the budget knob says (`reso.graphs.priced_asking`: one more candidate while its
+expected gain in being right × the value of a right answer exceeds its price); they differ in who judges
+the answers, which is what that gain is read from:
+
+- `crm`: the calibrated CRM judges each answer (its probability of being right, answer by answer).
 - `peer`: the peer posterior (`reso.reward.peer_posterior`) over the calibrated CRM weighs who agrees with
-  whom, and an escalation asks the peer whose mistakes go least with those already asked (`diverse`), up
-  to one more answer than the adaptive stage allows: agreement of peers is evidence only when asked for.
+  whom, and its table of how the models' mistakes go together lowers the gain of asking a model that fails
+  with those asked.
 - `peer on records`: the same, each answer weighed by its model's training record instead of the CRM's
   judgement of it.
 
 `choose_on_validation` (`reso.evals.jobs.validation`) picks one on a validation part of the training side;
 where that cannot run (no recorded answers to refit the CRM on), `choose_by_record` applies a rule read from
 the trained DADB: the peer stage when the two best-recorded models are within `PEER_MARGIN` of each other,
-else the adaptive stage. The stages not chosen run as rows of their own, so every table shows what the
+else the CRM stage. The stages not chosen run as rows of their own, so every table shows what the
 choice gained or cost.
 """
 
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from reso.evals.methods import MethodError, best_recorded
-from reso.graphs.escalation import PEER_MARGIN, EscalateTo
+from reso.graphs.escalation import PEER_MARGIN
 from reso.graphs.team import Team
 from reso.reward.records import LabelledRecord
 from reso.reward.reliability_vote import record_reliability
@@ -32,7 +35,7 @@ from reso.reward.reliability_vote import record_reliability
 class Stage(StrEnum):
     """A fine stage the main job compares (see the module docstring); iterated in this order."""
 
-    ADAPTIVE = "adaptive"
+    CRM = "crm"
     PEER = "peer"
     PEER_ON_RECORDS = "peer on records"
 
@@ -42,16 +45,11 @@ RECORDS_ONLY = "reliability"
 
 
 # How the tables name a ReSo row run with each stage.
-STAGE_LABELS: dict[Stage, str] = {Stage.ADAPTIVE: "adaptive stage", Stage.PEER: "peer stage",
+STAGE_LABELS: dict[Stage, str] = {Stage.CRM: "CRM stage", Stage.PEER: "peer stage",
                                   Stage.PEER_ON_RECORDS: "peer stage on records"}
 
 
-def peer_settings(peer_scorer: str, k_max: int) -> dict[str, Any]:
-    """The test settings that make a ReSo run use a peer stage (`k_max`: the adaptive stage's)."""
-    return {"scorer": peer_scorer, "escalate_to": EscalateTo.DIVERSE, "k_max": k_max + 1}
-
-
-def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path, k_max: int) -> dict[Stage, dict[str, Any]]:
+def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path) -> dict[Stage, dict[str, Any]]:
     """Each stage's changes to ReSo's test settings, given the fitted CRM `crm`. The two peer posteriors
     share one pairwise error table, counted on `answers` (labelled answers of the pool's models to the
     training side's questions), and are saved under `folder`."""
@@ -62,9 +60,8 @@ def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path, k_m
     on_crm, on_records = folder / "crm-peer", folder / "crm-peer-records"
     save_peer_posterior(on_crm, crm, errors)
     save_peer_posterior(on_records, RECORDS_ONLY, errors)
-    return {Stage.ADAPTIVE: {"scorer": crm, "escalate_to": EscalateTo.RANKED, "k_max": k_max},
-            Stage.PEER: peer_settings(f"peer:{on_crm}", k_max),
-            Stage.PEER_ON_RECORDS: peer_settings(f"peer:{on_records}", k_max)}
+    return {Stage.CRM: {"scorer": crm}, Stage.PEER: {"scorer": f"peer:{on_crm}"},
+            Stage.PEER_ON_RECORDS: {"scorer": f"peer:{on_records}"}}
 
 
 def choose_by_record(team: Team) -> tuple[Stage, str]:
@@ -72,7 +69,7 @@ def choose_by_record(team: Team) -> tuple[Stage, str]:
     try:
         first, second = best_recorded(team, 2)
     except MethodError:
-        return Stage.ADAPTIVE, "fewer than two models with a training record: the adaptive stage"
+        return Stage.CRM, f"fewer than two models with a training record: the {STAGE_LABELS[Stage.CRM]}"
     records = [record_reliability(*(team.model_record(agent) or (0.0, 0))) for agent in (first, second)]
     gap = records[0] - records[1]
     names = [team.agent(agent).model.model_name for agent in (first, second)]
@@ -80,4 +77,4 @@ def choose_by_record(team: Team) -> tuple[Stage, str]:
            f"{gap:.2f} apart")
     if gap <= PEER_MARGIN:
         return Stage.PEER, f"{why}: peers, the peer stage"
-    return Stage.ADAPTIVE, f"{why}: one model ahead, the adaptive stage"
+    return Stage.CRM, f"{why}: one model ahead, the CRM stage"

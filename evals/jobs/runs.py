@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +40,10 @@ def resumed(run_dir: Path, problems: Sequence[Problem]) -> list[dict[str, Any]]:
 
 def run_method(config: DemoConfig, dataset: str, method: str, run_dir: Path, settings: ReSoSettings,
                problems: Sequence[Problem], progress: DemoProgress, benchmark: str, label: str | None = None,
-               team: Team | None = None) -> dict[str, Any]:
+               team: Team | None = None, pause: tuple[int, Callable[[], None]] | None = None) -> dict[str, Any]:
     """Answer `problems` with `method` into `run_dir` (skipping the rows it holds already), write the run's
-    report, and return its summary; `progress` hears the start, each item and the end."""
+    report, and return its summary; `progress` hears the start, each item and the end. `pause` = (n, then):
+    answer the first n problems, call `then`, answer the rest (a training run that validation snapshots)."""
     done = resumed(run_dir, problems)
     run = RunStart(benchmark=benchmark, label=label or method, dataset=dataset, mode=settings.mode,
                    folder=run_dir, items=len(problems), done=len(done),
@@ -53,6 +54,10 @@ def run_method(config: DemoConfig, dataset: str, method: str, run_dir: Path, set
     concurrency = config.training_concurrency if settings.mode == Mode.TRAIN else config.concurrency
     eval_config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=run_dir,
                              settings=settings, concurrency=concurrency)
+    if pause is not None:
+        asyncio.run(run_eval(eval_config, problems[:pause[0]], team, progress=progress.item_done,
+                             backend=config.backend))
+        pause[1]()
     summary = asyncio.run(run_eval(eval_config, problems, team, progress=progress.item_done,
                                    backend=config.backend))
     write_run_report(run_dir)
@@ -78,13 +83,20 @@ def run_folder(method: str) -> str:
     return "test-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in method)
 
 
-def crm_runs(config: DemoConfig, stage: Stage = Stage.ADAPTIVE,
+def value_label(value: float) -> str:
+    """How the tables name the ReSo run of the frontier's sweep at `value` USD per right answer."""
+    return f"reso (answer worth ${value:g})"
+
+
+def crm_runs(config: DemoConfig, stage: Stage = Stage.CRM,
              stages: Mapping[Stage, dict[str, Any]] | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
     """The test runs that use the fitted CRM, in the order they run: (label, method, run folder, changes to
-    ReSo's test settings, which use the fine stage `stage`); then ReSo with each other fine stage (`stages`:
-    each stage's changes, known once the CRM is fitted); random selects agents at random, and the CRM keeps
-    their answers."""
+    ReSo's test settings, which use the fine stage `stage`): the ReSo row, the frontier's sweep of the value
+    of a right answer, the other variants; then ReSo with each other fine stage (`stages`: each stage's
+    changes, known once the CRM is fitted); random selects agents at random, and the CRM keeps their answers."""
     runs: list[tuple[str, str, str, dict[str, Any]]] = [("reso", "reso", "test-reso", {})]
+    runs += [(value_label(value), "reso", run_folder(f"reso value {value:g}"), {"answer_value_usd": value})
+             for value in config.answer_values]
     runs += [(f"reso ({label})", "reso", run_folder(f"reso {label}"), changes)
              for label, changes in config.reso_variants.items()]
     runs += [(f"reso ({STAGE_LABELS[other]})", "reso", run_folder(f"reso {STAGE_LABELS[other]}"),
@@ -93,7 +105,7 @@ def crm_runs(config: DemoConfig, stage: Stage = Stage.ADAPTIVE,
 
 
 def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Sequence[Problem],
-              baselines: Sequence[str], stage: Stage = Stage.ADAPTIVE) -> list[PlannedRun]:
+              baselines: Sequence[str], stage: Stage = Stage.CRM) -> list[PlannedRun]:
     """Every run of a benchmark in the order it runs, each with the items its folder holds already."""
     def planned(folder: str, label: str, mode: str, problems: Sequence[Problem]) -> PlannedRun:
         return PlannedRun(folder, label, mode, len(problems), len(resumed(out / folder, problems)))

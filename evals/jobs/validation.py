@@ -5,7 +5,9 @@ recorded answers to every training-side question, so on those composites it woul
 seen with their labels, and flatter every stage that reads it. So validation fits the CRM again without
 any answer to a question of a validation composite (the general CRM on the other recorded answers, its
 calibration on the training run's records of the other questions) and fits each stage's peer posterior on
-the same answers. The trained DADB is read as it is: it keeps each agent's record, not what it answered.
+the same answers. Its DADB is the training run's as it stood before the validation composites
+(`snapshot_dadb`, taken when training reaches them: training answers the composites one at a time, in
+order), so no record it reads was learned on them.
 Each stage then answers the validation composites in test mode, and the most accurate wins (the cheaper on
 a tie). What each scored is written to `validation/choice.json` beside the benchmark's runs.
 """
@@ -22,7 +24,8 @@ from pathlib import Path
 from reso.agents.adapters.release_text import split_recorded
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig
-from reso.evals.jobs.fine_stages import Stage, stage_changes
+from reso.evals.jobs.crm_fit import of_questions
+from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage, stage_changes
 from reso.evals.methods import parse_method
 from reso.evals.reports.recordings import original_questions
 from reso.evals.runner import run_eval
@@ -46,7 +49,8 @@ class StageChoice:
     @property
     def why(self) -> str:
         shown = "; ".join(f"{stage} {accuracy:.1%} for ${usd:.3f}" for stage, (accuracy, usd) in self.scores.items())
-        return f"chosen on {self.composites} validation composites of the training side ({shown}): the {self.stage} stage"
+        return (f"chosen on {self.composites} validation composites of the training side ({shown}): the "
+                f"{STAGE_LABELS[self.stage]}")
 
 
 def _key(text: str) -> str:
@@ -72,6 +76,28 @@ def without_questions(records: Sequence[LabelledRecord], questions: set[str]) ->
     return [r for r in records if _key(r.instruction) not in questions]
 
 
+def snapshot_dadb(source: Path, target: Path) -> None:
+    """Copy the agents' records of the DADB file `source` into a new DADB file `target` (replacing one there),
+    written beside it and renamed into place, so a crash leaves no half snapshot."""
+    from reso.agents.dadb.base import Mode
+    from reso.agents.dadb.sqlite import DADB
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    for stale in target.parent.glob(partial.name + "*"):
+        stale.unlink()
+    trained, copy = DADB(source, mode=Mode.TEST), DADB(partial, mode=Mode.TRAIN)
+    try:
+        copy.load_stats(trained.all_stats())
+    finally:
+        trained.close()
+        copy.close()
+    for stale in target.parent.glob(target.name + "*"):  # the WAL files and profile index of an old one
+        if stale != partial:
+            stale.unlink()
+    partial.replace(target)
+
+
 def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem], out: Path,
                concurrency: int) -> tuple[float, float]:
     shutil.rmtree(out, ignore_errors=True)  # a rerun refits the CRM: answers from an earlier fit would be stale
@@ -88,7 +114,8 @@ def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem]
 
 def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: str, answers: Sequence[LabelledRecord],
                          run_records: Sequence[LabelledRecord], out: Path, *, concurrency: int = 16,
-                         note: Callable[[str], None] = lambda line: None) -> StageChoice:
+                         note: Callable[[str], None] = lambda line: None,
+                         own: set[str] | None = None) -> StageChoice:
     """Fit the validation CRM, run every stage on the validation composites, and choose (module docstring).
 
     Args:
@@ -97,6 +124,8 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
         answers: The pool's recorded, labelled answers to the training side's questions.
         run_records: The training run's labelled records (what the calibration learns from).
         out: The folder validation writes to (`<benchmark>/validation`).
+        own: The question ids of the benchmark's own files, which the peer stages' error table is counted on
+            (None: every answer's).
     """
     from reso.reward.training.calibration_fit import fit_calibration
     from reso.reward.training.small_crm_fit import fit_small_crm
@@ -109,7 +138,7 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
     fit_small_crm(kept, tune=True).save(out / "crm-general")
     calibration = fit_calibration(f"small:{out / 'crm-general'}", without_questions(run_records, held))
     calibration.save(out / "crm-calibrated")
-    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", kept, out, int(test.k_max or test.k))
+    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", of_questions(kept, own), out)
     scores: dict[str, tuple[float, float]] = {}
     for stage in Stage:
         scores[stage] = _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",

@@ -108,6 +108,17 @@ def _ratio_interval(spent: np.ndarray, base: np.ndarray, pairs: Incidence, z: fl
     return [float(ratio * np.exp(-z * spread)), float(ratio * np.exp(z * spread))]
 
 
+def accuracy_interval(correct: Sequence[bool], clusters: Sequence[Sequence[Hashable]],
+                      confidence: float = CONFIDENCE) -> list[float] | None:
+    """The normal interval of an accuracy from the cluster-robust variance over `clusters` (each item's source
+    question ids), clipped to [0, 1]; None without items."""
+    if not len(correct):
+        return None
+    right = np.asarray(correct, dtype=float)
+    accuracy = float(right.mean())
+    return _normal(accuracy, mean_variance(incidence(clusters), right - accuracy), _z(confidence), 0.0, 1.0)
+
+
 def paired_cluster_robust(correct: np.ndarray, cost: np.ndarray, reference: int = 0, *,
                           clusters: Sequence[Sequence[Hashable]],
                           confidence: float = CONFIDENCE) -> list[PairedInterval]:

@@ -185,7 +185,12 @@ def test_the_table_gives_every_headline_on_all_items_and_on_the_complete_ones(be
 def test_comparison_rows_of_the_demo_carry_the_complete_items(bench):
     out, summaries = bench
     rows = comparison_rows(out, [{**summaries["reso"], "label": "reso"}, summaries["A"], summaries["B"]])
-    assert [row["method"] for row in rows] == ["reso", "best single: A"]
+    assert [row["method"] for row in rows] == ["reso", "best single model on the test (chosen with its labels): A"]
+    # The single model with the best training record, marked by the job, gets a row of its own.
+    marked = comparison_rows(out, [{**summaries["reso"], "label": "reso"}, summaries["A"],
+                                   {**summaries["B"], "best_on_training": True}])
+    assert [row["method"] for row in marked] == ["reso", "best single model on the test (chosen with its labels): A",
+                                                 "best single model on the training record: B"]
     assert rows[0]["n_complete"] == 2 and rows[0]["accuracy_complete"] == 0.5
     assert rows[0]["gain_by_cause"]["lost_missing_recording"] == -1
 

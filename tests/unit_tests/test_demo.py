@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reso.agents.defaults import data_dir
+from reso.evals.datasets import load_dataset
 from reso.evals.jobs.baselines import cascade_from_record
 from reso.evals.jobs.comparison import comparison_rows
 from reso.evals.jobs.config import DemoConfig
@@ -27,7 +29,7 @@ from reso.evals.jobs.events import (
     RunStart,
 )
 from reso.evals.methods import MethodError, best_recorded
-from reso.graphs.settings import ReSoSettings
+from reso.graphs.settings import DEFAULT_ANSWER_VALUE_USD, ReSoSettings
 from reso.graphs.team import build_team
 from reso.reward.records import load_records, split_by_question
 from reso.reward.small_crm import is_small_crm_dir
@@ -70,7 +72,7 @@ def demo_events() -> Recorder:
 def small_demo(tmp_path_factory, demo_events):
     out = tmp_path_factory.mktemp("demo")
     config = DemoConfig(out=out, world="two-model", train_limit=12, test_limit=6, concurrency=4,
-                        reso_variants={"cost weight 0.1": {"cost_weight": 0.1}})
+                        reso_variants={"fixed k=2": {"asking": "fixed", "k": 2}}, answer_values=(0.0001, 1.0))
     return out, run_demo(config, progress=demo_events)
 
 
@@ -78,22 +80,27 @@ def test_every_method_runs_on_the_same_test_items(small_demo):
     out, by_benchmark = small_demo
     summaries = by_benchmark["gsm8k-mas"]
     methods = [s["method"] for s in summaries]
-    assert methods[:2] == ["reso", "reso"]
+    assert methods[:4] == ["reso"] * 4
     assert {"random", "oracle"} <= set(methods)
     assert sum(m.startswith("single:") for m in methods) == 2
     # Two models are too few for vote:3 and a cascade: they are left out, not faked.
     assert not any(m.startswith(("vote:", "cascade:")) for m in methods)
     assert all(s["n"] == 6 for s in summaries)
     reso = json.loads((out / "gsm8k-mas" / "test-reso" / "summary.json").read_text())
-    assert reso["settings"]["k_max"] == 3 and reso["settings"]["confidence"] == 0.8
+    assert reso["settings"]["asking"] == "priced" and reso["settings"]["k_max"] == 4
+    assert reso["settings"]["answer_value_usd"] == DEFAULT_ANSWER_VALUE_USD
+    # The frontier's sweep: one run per value of a right answer, otherwise the ReSo row's settings.
+    for value, folder in ((0.0001, "test-reso-value-0.0001"), (1.0, "test-reso-value-1")):
+        swept = json.loads((out / "gsm8k-mas" / folder / "summary.json").read_text())["settings"]
+        assert swept == {**reso["settings"], "answer_value_usd": value, "db": swept["db"]}
 
 
 def test_the_table_names_the_best_single_model_and_its_paired_differences(small_demo):
     out, by_benchmark = small_demo
     rows = comparison_rows(out / "gsm8k-mas", by_benchmark["gsm8k-mas"])
     labels = [row["method"] for row in rows]
-    assert labels[0] == "reso" and labels[1] == "reso (cost weight 0.1)"
-    best = next(row for row in rows if row["method"].startswith("best single: "))
+    assert labels[:4] == ["reso", "reso (answer worth $0.0001)", "reso (answer worth $1)", "reso (fixed k=2)"]
+    best = next(row for row in rows if row["method"].startswith("best single model on the test"))
     assert best["diff_vs_best_single_ci95"] == [0.0, 0.0] and best["cost_vs_best_single"] == pytest.approx(1.0)
     singles = [s for s in by_benchmark["gsm8k-mas"] if s["method"].startswith("single:")]
     assert best["accuracy"] == max(s["accuracy"] for s in singles)
@@ -128,7 +135,7 @@ def test_the_default_crm_is_the_general_crm_calibrated_on_the_training_run(small
     _, crm_weight, _ = calibration["coefficients"]
     assert crm_weight > 0  # a higher CRM score means more likely right after calibration too
     summaries = {s["label"]: s for s in by_benchmark["gsm8k-mas"]}
-    for label in ("reso", "reso (cost weight 0.1)", "random"):
+    for label in ("reso", "reso (answer worth $1)", "reso (fixed k=2)", "random"):
         assert summaries[label]["settings"]["scorer"] == f"calibrated:{out / 'gsm8k-mas' / 'crm-calibrated'}"
     reso = summaries["reso"]
     assert reso["scorer_failures"]["failed"] == 0 and reso["scorer_failures"]["scored"] > 0
@@ -164,7 +171,9 @@ def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_e
                 ("test-single-gpt-4-arithmetic-word-problems", SINGLES[0], "test", 6),
                 ("test-single-mixtral-arithmetic-word-problems", SINGLES[1], "test", 6),
                 ("test-oracle", "oracle", "test", 6), ("test-reso", "reso", "test", 6),
-                ("test-reso-cost-weight-0.1", "reso (cost weight 0.1)", "test", 6),
+                ("test-reso-value-0.0001", "reso (answer worth $0.0001)", "test", 6),
+                ("test-reso-value-1", "reso (answer worth $1)", "test", 6),
+                ("test-reso-fixed-k-2", "reso (fixed k=2)", "test", 6),
                 ("test-reso-peer-stage", "reso (peer stage)", "test", 6),
                 ("test-reso-peer-stage-on-records", "reso (peer stage on records)", "test", 6),
                 ("test-random", "random", "test", 6)]
@@ -186,8 +195,8 @@ def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_e
     assert open_run is None
     assert [(r.folder, r.label, r.mode, r.items, r.done, r.benchmark) for r, _ in runs] == [
         (out / "gsm8k-mas" / folder, label, mode, items, 0, TITLE) for folder, label, mode, items in expected]
-    assert [len(set(items)) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6, 6]
-    assert [len(items) for _, items in runs] == [12, 6, 6, 6, 6, 6, 6, 6, 6]
+    assert [len(set(items)) for _, items in runs] == [12] + [6] * 10
+    assert [len(items) for _, items in runs] == [12] + [6] * 10
 
 
 def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(small_demo, demo_events):
@@ -197,7 +206,7 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
     choice = json.loads((bench / "validation" / "choice.json").read_text())
     # The last quarter of the 12 training composites, answered by every stage with a CRM refitted without
     # their questions' recorded answers.
-    assert choice["composites"] == 3 and set(choice["scores"]) == {"adaptive", "peer", "peer on records"}
+    assert choice["composites"] == 3 and set(choice["scores"]) == {"crm", "peer", "peer on records"}
     best = max(choice["scores"].values(), key=lambda score: (score[0], -score[1]))
     assert choice["scores"][choice["stage"]] == best
     assert is_small_crm_dir(bench / "validation" / "crm-general")
@@ -205,15 +214,16 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
     assert f"fine stage: {choice['why']}" in notes
     # The ReSo row runs the chosen stage with the test's CRM; every other stage runs as a row of its own.
     calibrated = f"calibrated:{bench / 'crm-calibrated'}"
-    scorers = {"adaptive": calibrated, "peer": f"peer:{bench / 'crm-peer'}",
+    scorers = {"crm": calibrated, "peer": f"peer:{bench / 'crm-peer'}",
                "peer on records": f"peer:{bench / 'crm-peer-records'}"}
-    labels = {"adaptive": "reso (adaptive stage)", "peer": "reso (peer stage)",
+    labels = {"crm": "reso (CRM stage)", "peer": "reso (peer stage)",
               "peer on records": "reso (peer stage on records)"}
     for stage, scorer in scorers.items():
         row = summaries["reso"] if stage == choice["stage"] else summaries[labels[stage]]
         assert row["settings"]["scorer"] == scorer
-        assert (row["settings"]["escalate_to"], row["settings"]["k_max"]) == (
-            ("ranked", 3) if stage == "adaptive" else ("diverse", 4))
+        # Every stage asks what pays at the default value of a right answer; they differ in who judges.
+        assert (row["settings"]["asking"], row["settings"]["k_max"], row["settings"]["answer_value_usd"]) == (
+            "priced", 4, DEFAULT_ANSWER_VALUE_USD)
     assert labels[choice["stage"]] not in summaries
     assert json.loads((bench / "crm-peer" / "peer.json").read_text())["base"] == calibrated
     assert json.loads((bench / "crm-peer-records" / "peer.json").read_text())["base"] == "reliability"
@@ -221,3 +231,43 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
     pairs = json.loads((bench / "crm-peer" / "peer_errors.json").read_text())
     recorded = split_by_question(load_records(data_dir() / "gsm8k_replay_dev.jsonl"), "train")
     assert [counts["both"] for counts in pairs.values()] == [len({r.instruction for r in recorded})]
+
+
+def test_validation_reads_the_dadb_as_training_left_it_before_the_validation_composites(small_demo):
+    from reso.agents.dadb.sqlite import DADB
+
+    out, _ = small_demo
+    bench = out / "gsm8k-mas"
+    rows = [json.loads(line) for line in (bench / "train-reso" / "results.jsonl").read_text().splitlines()]
+    train_ids = [p.id for p in load_dataset("gsm8k-mas-easy-train", limit=12)]
+    by_id = {row["id"]: row for row in rows}
+    # Training answers the composites in order; the last quarter (3 of 12) is validation's.
+    replayed = DADB()
+    replayed.record_many(tuple(update) for item in train_ids[:9] for update in by_id[item]["dadb_updates"])
+    snapshot = DADB(bench / "validation" / "dadb.sqlite", mode="test")
+    trained = DADB(bench / "dadb.sqlite", mode="test")
+    try:
+        assert [(s.agent_id, s.domain, s.visits, s.reward_sum) for s in snapshot.all_stats()] == [
+            (s.agent_id, s.domain, s.visits, s.reward_sum) for s in replayed.all_stats()]
+        assert 0 < snapshot.total_visits() < trained.total_visits()
+    finally:
+        snapshot.close()
+        trained.close()
+    validation = [json.loads(line) for line in (bench / "validation" / "run-crm" / "results.jsonl").read_text().splitlines()]
+    assert sorted(row["id"] for row in validation) == sorted(train_ids[9:])
+
+
+def test_the_benchmarks_frontier_is_read_along_the_budget_knob(small_demo):
+    from reso.evals.reports.frontier import Frontier
+
+    out, _ = small_demo
+    bench = out / "gsm8k-mas"
+    found = Frontier.from_json(json.loads((bench / "frontier.json").read_text()))
+    assert (bench / "frontier.png").stat().st_size > 10_000
+    on_hull = {Path(point.folder).name for point in found.points if point.in_router_hull}
+    assert on_hull == {"test-reso", "test-reso-value-0.0001", "test-reso-value-1"}
+    # Every test run is a point on the frontier's picture, each single model's among them.
+    assert {Path(point.folder).name for point in found.points} == {
+        p.name for p in bench.glob("test-*") if (p / "summary.json").is_file()}
+    assert found.best_single in {"single:gpt-4-1106-preview", "single:mistralai/Mixtral-8x7B-Instruct-v0.1"}
+    assert found.items == 6 and len(found.budgets) == 9

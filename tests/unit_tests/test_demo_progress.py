@@ -136,6 +136,7 @@ def test_only_a_real_terminal_gets_the_live_display(monkeypatch) -> None:
 
 def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed_items(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "RESO_VARIANTS", {})
+    monkeypatch.setattr(config, "ANSWER_VALUES", (0.01,))  # a sweep of one value of a right answer
     out = tmp_path / "demo"
     # A first job answers 3 test items a run; the command then extends every run to 6, resuming each.
     demo.run_demo(config.DemoConfig(out=out, world="two-model", train_limit=12, test_limit=3, concurrency=4),
@@ -145,7 +146,7 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
                                 env={"COLUMNS": "200", "FORCE_COLOR": "1"})
     assert result.exit_code == 0, (result.stderr, result.exception)
     assert "\x1b" not in result.stderr
-    pattern = re.compile(r"GSM8K-MAS \(GPT-4 and Mixtral\) · run (\d+)/8 · (.+): (\d+)/(\d+) items "
+    pattern = re.compile(r"GSM8K-MAS \(GPT-4 and Mixtral\) · run (\d+)/9 · (.+): (\d+)/(\d+) items "
                          r"\((\d+) done before\), accuracy \d+\.\d%, \$\d+\.\d{4}, \d+:\d\d → (.+)")
     runs = [match.groups() for line in result.stderr.splitlines() if (match := pattern.fullmatch(line))]
     folder = out / "gsm8k-mas"
@@ -157,13 +158,14 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
          str(folder / "test-single-mixtral-arithmetic-word-problems")),
         ("4", "oracle", "6", "6", "3", str(folder / "test-oracle")),
         ("5", "reso", "6", "6", "3", str(folder / "test-reso")),
-        ("6", "reso (peer stage)", "6", "6", "3", str(folder / "test-reso-peer-stage")),
-        ("7", "reso (peer stage on records)", "6", "6", "3", str(folder / "test-reso-peer-stage-on-records")),
-        ("8", "random", "6", "6", "3", str(folder / "test-random")),
+        ("6", "reso (answer worth $0.01)", "6", "6", "3", str(folder / "test-reso-value-0.01")),
+        ("7", "reso (peer stage)", "6", "6", "3", str(folder / "test-reso-peer-stage")),
+        ("8", "reso (peer stage on records)", "6", "6", "3", str(folder / "test-reso-peer-stage-on-records")),
+        ("9", "random", "6", "6", "3", str(folder / "test-random")),
     ]
     # Validation runs again (it refits its CRM): its two lines name numbers of their own.
     validation = re.compile(r"validation: 3 composites; .*|fine stage: chosen on 3 validation composites .*: "
-                            r"the adaptive stage")
+                            r"the CRM stage")
     assert sum(bool(validation.fullmatch(line)) for line in result.stderr.splitlines()) == 2
     others = [line for line in result.stderr.splitlines()
               if not pattern.fullmatch(line) and not validation.fullmatch(line)]

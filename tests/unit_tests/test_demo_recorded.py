@@ -50,7 +50,7 @@ def test_the_main_job_runs_on_your_own_files_and_prints_its_table_as_json(tmp_pa
     report = json.loads(result.stdout.strip().splitlines()[-1])
     rows = report["tables"]["mine"]
     labels = [row["method"] for row in rows]
-    assert labels[0] == "reso" and any(label.startswith("best single: ") for label in labels)
+    assert labels[0] == "reso" and any(label.startswith("best single model on the test") for label in labels)
     assert "oracle (uses labels)" in labels and "random" in labels
     assert all(row["n"] == 5 and len(row["accuracy_ci95"]) == 2 for row in rows)
     # The composites come from each side's own file: no test composite uses a training question.

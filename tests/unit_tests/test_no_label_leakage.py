@@ -23,6 +23,7 @@ import asyncio
 import dataclasses
 import functools
 import json
+import math
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ from reso.evals.eval_config import EvalConfig
 from reso.evals.jobs.baselines import cascade_from_record
 from reso.evals.jobs.config import RESO_TEST, DemoConfig
 from reso.evals.jobs.crm_fit import fit_general_crm, recorded_answers
+from reso.evals.jobs.fine_stages import Stage, stage_changes
 from reso.evals.methods import Method, parse_method
 from reso.evals.runner import run_eval
 from reso.graphs.escalation import Asked, AskingPolicy
@@ -209,7 +211,8 @@ def _small_crm(pool: Any, folder: Path) -> str:
 def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     out = tmp_path_factory.mktemp("leakage")
     base = ReSoSettings(pool=str(zeroeval_pool_path()), embedder="hash:64", db=str(out / "dadb.sqlite"))
-    train = base.replace(mode="train", scorer="consensus", k=3, cost_weight=0.0, exploration=1.0)
+    train = base.replace(mode="train", scorer="consensus", asking="fixed", k=3, answer_value_usd=math.inf,
+                         exploration=1.0)
     team = build_team(train)
     try:
         config = EvalConfig(dataset=TRAIN_SET, method=parse_method("reso", team.pool), out=out / "train-reso",
@@ -221,15 +224,23 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     records = load_records(out / "train-reso" / "crm_records.jsonl")
     fit_calibration(general, records).save(out / "crm-calibrated")
     with_crm = base.replace(mode="test", scorer=f"calibrated:{out / 'crm-calibrated'}", **RESO_TEST)
+    # The peer stages' posteriors share one error table, counted on the training run's labelled records.
+    stages = stage_changes(with_crm.scorer, records, out)
     without_crm = base.replace(mode="test", scorer="consensus", **RESO_TEST)
     baseline_team = build_team(without_crm)
     try:
         cascade = cascade_from_record(baseline_team)
     finally:
         baseline_team.dadb.close()
-    # As in the job: ReSo (adaptive, and the paper's fixed k) and random with the fitted CRM; the baselines
-    # keep by agreement, the oracle by the labels.
-    methods = (("reso", with_crm), ("reso", with_crm.replace(k_max=None, confidence=None)),
+    # As in the job: ReSo in each fine stage (the CRM, the peer posterior over it and over records, all asking
+    # at the default value of a right answer), at a value high enough to ask several, with the earlier
+    # confidence threshold and with the paper's fixed k, and random with the fitted CRM; the baselines keep
+    # by agreement, the oracle by the labels.
+    methods = (("reso", with_crm), *(("reso", with_crm.replace(**stages[stage])) for stage in (Stage.PEER,
+                                                                                              Stage.PEER_ON_RECORDS)),
+               ("reso", with_crm.replace(**stages[Stage.PEER], answer_value_usd=1.0)),
+               ("reso", with_crm.replace(asking="confidence", k_max=3, confidence=0.8)),
+               ("reso", with_crm.replace(asking="fixed")),
                ("random", with_crm), ("single:gpt-4o-mini-2024-07-18", without_crm),
                ("vote:3", without_crm), (cascade, without_crm), ("oracle", without_crm))
     return World(methods, out)
