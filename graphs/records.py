@@ -82,6 +82,15 @@ class StepRecord(BaseModel):
     def latency_s(self) -> float:
         return self.finished_s - self.started_s
 
+    @property
+    def kept_score(self) -> float:
+        """The scorer's value for the kept answer (its probability of being right, with a calibrated
+        scorer); 0 when no answer was kept."""
+        if self.value is None:
+            return 0.0
+        return max((c.score for c in self.candidates if c.agent_id == self.agent and c.score is not None),
+                   default=0.0)
+
 
 StepRecords = dict[str, StepRecord]
 StepJSON = dict[str, Any]

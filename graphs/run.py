@@ -22,7 +22,7 @@ from typing import Any
 
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
-from reso.graphs.dag import TaskDAG
+from reso.graphs.dag import StepRole, TaskDAG
 from reso.graphs.records import StepJSON, StepRecord, state_steps, step_records
 from reso.graphs.settings import ContextPolicy, Schedule
 from reso.graphs.subtask import ProgressWriter, Subtask, context_for
@@ -83,7 +83,18 @@ class DagRun:
         node = self.dag.node(step_id)
         return Subtask(id=step_id, instruction=node.instruction, depends_on=node.depends_on,
                        context=context_for(self.visible(step_id), steps), reference=self.references.get(step_id),
-                       credit=self.sound_context(step_id, steps), role=self.dag.role(step_id))
+                       credit=self.sound_context(step_id, steps), role=self.dag.role(step_id),
+                       standing=self.standing(step_id, steps))
+
+    def standing(self, step_id: str, steps: Mapping[str, StepRecord]) -> float:
+        """The chance that the question's other sub-questions answered so far were answered right: the product
+        of their kept answers' scores. The question is right only when every step is, so a step's right answer
+        is worth the question's value times this (`ReSoSettings.answer_value_usd`)."""
+        standing, known = 1.0, set(self.dag.ids)
+        for other, record in steps.items():
+            if other != step_id and other in known and self.dag.role(other) == StepRole.SUB_QUESTION:
+                standing *= min(max(record.kept_score, 0.0), 1.0)
+        return standing
 
     async def _run(self, step_id: str, steps: Mapping[str, StepRecord]) -> StepRecord:
         return await self.subtask(step_id, steps).run(self)

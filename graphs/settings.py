@@ -24,9 +24,8 @@ from reso.graphs.escalation import PEER_MARGIN, AskingRule, EscalateTo
 from reso.graphs.planners.base import PlannerName
 
 DEFAULT_ANSWER_VALUE_USD = 0.05
-"""What a right answer to one step is worth when the settings do not say: five cents, fixed before any run
-(not chosen on results). On the packaged roster's MATH level-5 questions it puts o1-mini (right about nine
-times in ten at about 1.2 cents a call) first; a user who values an answer at a cent never asks it."""
+"""What a right answer to a question is worth when the settings do not say: five cents, fixed before any run
+(not chosen on results)."""
 
 
 class ContextPolicy(StrEnum):
@@ -101,10 +100,12 @@ class ReSoSettings:
                   "or the paper's UCB (see reso.agents.selection.scoring)."},
     )
     answer_value_usd: float = field(default=DEFAULT_ANSWER_VALUE_USD, metadata={"description": (
-        "The budget knob: what a right answer to one step is worth to you, in USD. Every cost decision reads "
-        "it: the coarse stage ranks candidates by chance right x value - expected price, and the priced fine "
-        "stage asks another candidate only while its expected gain in being right x value exceeds its price. "
-        "Low: one cheap candidate a step; high: the strongest models, checked. inf: price counts for nothing.")})
+        "The budget knob: what a right answer to your question is worth to you, in USD. Every cost decision "
+        "reads it: the coarse stage ranks candidates by chance right x value - expected price, and the priced "
+        "fine stage asks another candidate only while its expected gain in being right x value exceeds its "
+        "price; a step of a plan values its right answer at this times the chance that the steps answered so far "
+        "are right. Low: one cheap candidate a step; high: the strongest models, checked. inf: price counts "
+        "for nothing.")})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
     scorer_sees_reference: bool = field(
         default=False,

@@ -32,6 +32,8 @@ from reso.reward.base import Score
 from reso.reward.peer_posterior import peer_errors
 
 ProgressWriter = Callable[[dict[str, Any]], None]
+MIN_VALUE_USD = 1e-12
+"""What a step's right answer is worth at least: a question already lost still gets an answer, the cheapest."""
 
 
 def context_for(visible: Sequence[str], steps: Mapping[str, StepRecord]) -> list[ContextAnswer]:
@@ -54,6 +56,9 @@ class Subtask:
     context: Sequence[ContextAnswer] = ()
     reference: str | None = None
     credit: bool = True
+    standing: float = 1.0
+    """The chance that the question's other sub-questions answered so far were answered right
+    (`reso.graphs.run.DagRun.standing`): a right answer here is worth the question's value times this."""
 
     async def run(self, question: QuestionRun) -> StepRecord:
         """Answer this subtask with the run's team within the question's budget; returns its record."""
@@ -67,7 +72,8 @@ class Subtask:
         policy = team.asking or policy_for(
             settings.asking, k=settings.k, k_max=settings.k_max, confidence=settings.confidence,
             peer_margin=settings.peer_margin, escalate_to=settings.escalate_to, errors=peer_errors(team.scorer),
-            answer_value_usd=settings.answer_value_usd, discrimination=team.scorer.discrimination)
+            answer_value_usd=max(settings.answer_value_usd * self.standing, MIN_VALUE_USD),
+            discrimination=team.scorer.discrimination)
         offered, standings = await asyncio.to_thread(self._coarse_stage, run, policy.pool_size(settings.k))
         emit({"event": "candidates", "id": self.id,
               "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})

@@ -61,7 +61,7 @@ def eval_command(
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask (the first stage, when adaptive).")] = None,
     answer_value: Annotated[Optional[float], typer.Option(
-        "--answer-value", help="The budget knob: what a right answer to one step is worth, in USD; every cost "
+        "--answer-value", help="The budget knob: what a right answer to a question is worth, in USD; every cost "
         "decision reads it (default 0.05; inf: price counts for nothing).")] = None,
     asking: Annotated[Optional[str], typer.Option(
         help="How the fine stage asks: priced (while the expected gain x the answer's value exceeds the price; "

@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reso.evals.jobs.config import DemoConfig
-from reso.evals.jobs.runs import run_folder
 from reso.evals.method_kind import MethodKind
 from reso.graphs.team import Team
 
@@ -75,16 +73,15 @@ def mark_best_on_training(summaries: Sequence[dict[str, Any]], team: Team) -> li
     return marked
 
 
-def write_benchmark_frontier(out: Path, config: DemoConfig, title: str) -> Path:
-    """The benchmark's frontier over its test runs, ReSo's hull made of the ReSo row and the sweep of the value
-    of a right answer (the other ReSo settings are points beside it); writes `frontier.json` and
-    `frontier.png` into `out` and returns the JSON's path."""
+def write_benchmark_frontier(out: Path, title: str) -> Path:
+    """The benchmark's frontier over its test runs: ReSo's hull is made of the ReSo row and the sweep of the value
+    of a right answer (`knob_runs`: the other ReSo settings are points beside it), as `reso frontier` reads
+    the same folders; writes `frontier.json` and `frontier.png` into `out` and returns the JSON's path."""
     from reso.evals.reports.frontier import frontier_of_folders
     from reso.evals.reports.frontier_report import FRONTIER_JSON, write_frontier
 
-    knob = {"test-reso", *(run_folder(f"reso value {value:g}") for value in config.answer_values)}
     folders = sorted(p for p in out.glob("test-*") if (p / "summary.json").is_file())
-    found = frontier_of_folders(folders, router=lambda folder: folder.name in knob)
+    found = frontier_of_folders(folders)
     write_frontier(out, found, f"{title}: ReSo along the budget knob ({found.items} test composites)")
     return out / FRONTIER_JSON
 

@@ -44,7 +44,7 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 # ReSo's settings in the main job, fixed before any test run: asking that pays for itself at the settings'
 # default value of a right answer (`DEFAULT_ANSWER_VALUE_USD`), at most four answers a subtask.
 RESO_TEST: dict[str, Any] = {"asking": AskingRule.PRICED, "k_max": 4}
-# The values of a right answer (USD per step) the frontier sweeps, fixed before any run: nine half-decades
+# The values of a right answer (USD a question) the frontier sweeps, fixed before any run: nine half-decades
 # from a hundredth of a cent, where only the cheapest models pay, to a dollar, where every check of the
 # strongest model does. Each is a test run of its own beside the ReSo row.
 ANSWER_VALUES: tuple[float, ...] = tuple(round(10 ** (j / 2 - 4), 6) for j in range(9))
@@ -87,7 +87,7 @@ class DemoConfig:
     training run on replayed answers does not)."""
     reso_variants: dict[str, dict[str, Any]] = field(default_factory=lambda: dict(RESO_VARIANTS))
     answer_values: tuple[float, ...] = field(default_factory=lambda: ANSWER_VALUES)
-    """The frontier's sweep: one ReSo test run per value of a right answer (USD per step)."""
+    """The frontier's sweep: one ReSo test run per value of a right answer (USD a question)."""
     swap_split: bool = False
     """Train on the test split's composites and test on the training split's: a second draw whose test
     questions are all different from the first's."""

@@ -186,7 +186,7 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
              for run in runs}
 
     write_sweep_report(out)
-    write_benchmark_frontier(out, config, title)
+    write_benchmark_frontier(out, title)
     # In the order the tables list them; the single model with the best training record marked as such.
     reso_labels = [label for label, method, _, _ in runs if method == MethodKind.RESO]
     summaries = [done[label] for label in [*reso_labels, *singles, "random", *others]]

@@ -1,7 +1,8 @@
 """The frontier of finished runs: ReSo's accuracy–cost hull against the single models' hull, with intervals.
 
-`frontier(runs)` places every run on the items all of them share, builds ReSo's hull (every run of the method
-`reso`: a sweep of the budget knob, the main row) and the single models' hull (every `single:` run), and
+`frontier(runs)` places every run on the items all of them share, builds ReSo's hull (the runs of the method
+`reso` along the budget knob: those whose settings differ in nothing but `answer_value_usd`, the largest such
+group; `knob_runs`) and the single models' hull (every `single:` run), and
 computes the figures of `reso.evals.reports.hull` (mean gain over a decade of budgets below the best single
 model's cost, worst gap, QNC, share of the best-single-to-oracle gap closed). Votes, cascades and the other
 baselines are shown as points; the oracle's accuracy bounds the gap.
@@ -156,10 +157,29 @@ def _estimate(function: Callable[[np.ndarray], float | None], means: np.ndarray,
     return Estimate(float(value), [float(value - half), float(value + half)])
 
 
+KNOB = "answer_value_usd"
+"""The budget knob: ReSo's hull is made of runs that differ in this setting alone."""
+_NOT_SETTINGS = frozenset({KNOB, "db"})
+
+
+def knob_runs(summaries: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """Which runs make ReSo's hull: of the ReSo runs grouped by their settings but the budget knob (and the
+    DADB's path), the largest group, the one holding the first ReSo run on a tie. The other ReSo runs (another
+    fine stage, the paper's fixed k) are other methods, shown as points."""
+    groups: dict[str, list[int]] = {}
+    for r, summary in enumerate(summaries):
+        if method_kind(str(summary["method"])) == MethodKind.RESO:
+            settings = {key: value for key, value in (summary.get("settings") or {}).items()
+                        if key not in _NOT_SETTINGS}
+            groups.setdefault(repr(sorted(settings.items())), []).append(r)
+    chosen = max(groups.values(), key=lambda members: (len(members), -members[0]), default=[])
+    return [r in chosen for r in range(len(summaries))]
+
+
 def frontier(runs: Sequence[Run], problems: Mapping[str, Problem] | None = None,
              confidence: float = CONFIDENCE, router: Sequence[bool] | None = None) -> Frontier:
     """The frontier of `runs` on the items all of them share (see the module docstring). `router` says, run by
-    run, which make ReSo's hull (default: every ReSo run; the others are shown as points).
+    run, which make ReSo's hull (default: `knob_runs`; the others are shown as points).
 
     Raises:
         CompareError: No item shared by all runs, no ReSo run, or no single-model run that costs something.
@@ -168,8 +188,9 @@ def frontier(runs: Sequence[Run], problems: Mapping[str, Problem] | None = None,
     if not ids:
         raise CompareError("no item id is shared by all the runs; a frontier compares runs over the same dataset")
     kinds = [str(method_kind(str(run.summary["method"]))) for run in runs]
-    hull_runs = [r for r, kind in enumerate(kinds)
-                 if kind == MethodKind.RESO and (router is None or router[r])]
+    if router is None:
+        router = knob_runs([run.summary for run in runs])
+    hull_runs = [r for r, kind in enumerate(kinds) if kind == MethodKind.RESO and router[r]]
     if not hull_runs:
         raise CompareError("no ReSo run among the folders (a `reso eval --method reso` run, or `reso demo`'s "
                            "test-reso*)")
@@ -223,7 +244,7 @@ def _accuracy_interval(right: np.ndarray, variance: Callable[[np.ndarray], float
 
 def frontier_of_folders(folders: Sequence[Path], router: Callable[[Path], bool] | None = None) -> Frontier:
     """The frontier of the runs in `folders` (each a `reso eval` output folder); `router` says which folders
-    make ReSo's hull (default: every ReSo run).
+    make ReSo's hull (default: `knob_runs`).
 
     Raises:
         CompareError: A folder that is not a finished run, or runs that make no frontier.

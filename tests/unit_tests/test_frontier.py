@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from reso.evals.cli import app
 from reso.evals.datasets import Problem
 from reso.evals.reports.compare import CompareError, load_run
-from reso.evals.reports.frontier import Frontier, frontier, frontier_of_folders
+from reso.evals.reports.frontier import Frontier, frontier, frontier_of_folders, knob_runs
 from reso.evals.reports.hull import budgets_below
 from tests.run_fixtures import pattern_run
 
@@ -142,3 +142,18 @@ def test_reso_frontier_prints_the_figures_and_writes_json_and_the_picture(tmp_pa
     assert Frontier.from_json(data).qnc.value == pytest.approx(0.6)
     missing = runner.invoke(app, ["frontier", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2 and missing.output.startswith("error: ") and len(missing.output.splitlines()) == 1
+
+
+def test_the_hull_is_made_of_the_reso_runs_along_the_budget_knob(tmp_path: Path):
+    folders = _runs(tmp_path)
+    # A ReSo run with another fine stage: the best point of all, but another method, so only a point.
+    other = pattern_run(tmp_path / "test-reso-fixed", "1111111110", 3.0, method="reso", answer_value_usd=3.0,
+                        asking="fixed")
+    found = frontier_of_folders([*folders, other])
+    assert found.reso_hull == [(2.0, 0.5), (8.0, 0.8)]
+    assert [p.in_router_hull for p in found.points] == [False, False, True, True, False, False]
+    assert knob_runs([{"method": "reso", "settings": {"asking": "fixed", "answer_value_usd": 1.0}},
+                      {"method": "single:a", "settings": {}},
+                      {"method": "reso", "settings": {"asking": "priced", "answer_value_usd": 1.0}},
+                      {"method": "reso", "settings": {"asking": "priced", "answer_value_usd": 2.0,
+                                                      "db": "elsewhere"}}]) == [False, False, True, True]

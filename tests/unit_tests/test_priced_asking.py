@@ -11,8 +11,14 @@ import pytest
 from reso.agents.pool import pool_from_dict
 from reso.agents.selection.selector import Candidate
 from reso.graphs.asking import Asked
+from reso.graphs.budget import Budget
+from reso.graphs.context import RunContext
+from reso.graphs.dag import TaskDAG
 from reso.graphs.escalation import AskingRule, FixedK, policy_for
 from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
+from reso.graphs.records import CandidateRecord, StepRecord
+from reso.graphs.run import DagRun
+from reso.graphs.settings import ReSoSettings
 from reso.reward.peer_errors import PairCounts, PeerErrors
 
 
@@ -153,3 +159,26 @@ def test_a_candidate_whose_profile_hardly_fits_the_subtask_is_not_asked():
     policy = PricedAsking(answer_value_usd=0.01)
     assert policy.first([tool, cheap, strong], 2, _records(0.5, 0.5, 0.9)) == [2]
     assert policy.more([tool, cheap, strong], [Asked(2, None, None)], _records(0.5, 0.5, 0.9)) == [1]
+
+
+def _record(step: str, value: str | None, score: float | None) -> StepRecord:
+    candidates = [CandidateRecord(agent_id="m", model="fake:m", role="Algebra", answer="", value=value, score=score,
+                                  score_reason=None, reward=None, domain=None, selection={}, input_tokens=0,
+                                  output_tokens=0, cost_usd=0.0, latency_s=0.0)]
+    return StepRecord(id=step, instruction=step, agent="m" if value is not None else None, value=value,
+                      candidates=candidates)
+
+
+def test_a_steps_answer_is_worth_the_questions_value_times_the_chance_the_others_so_far_are_right():
+    dag = TaskDAG.from_steps([{"id": "a", "instruction": "a"}, {"id": "b", "instruction": "b"},
+                              {"id": "c", "instruction": "c", "depends_on": ["a"]},
+                              {"id": "final", "instruction": "a*b*c", "depends_on": ["a", "b", "c"]}])
+    run = DagRun(RunContext(settings=ReSoSettings()), dag, budget=Budget())
+    done = {"a": _record("a", "4", 0.8), "b": _record("b", "5", 0.5)}
+    assert run.standing("c", done) == pytest.approx(0.4)
+    assert run.standing("a", done) == pytest.approx(0.5)  # its own answer does not count
+    assert run.standing("c", {}) == 1.0
+    assert run.standing("c", {**done, "b": _record("b", None, None)}) == 0.0  # a failed step loses the question
+    # The integration step is the exact tool's, right whenever its inputs are: it does not count.
+    assert run.standing("c", {**done, "final": _record("final", "80", 0.1)}) == pytest.approx(0.4)
+    assert run.subtask("c", done).standing == pytest.approx(0.4)
