@@ -46,7 +46,7 @@ _HASHED_FILE_LIMIT = 64 << 20
 # The settings that change what a run answers or how it is judged: a rerun that differs in any is refused.
 ANSWER_SETTINGS: tuple[str, ...] = (
     "scorer", "scorer_sees_reference", "mode", "planner", "planner_model", "asking", "k", "k_max", "confidence",
-    "peer_margin", "escalate_to", "integration", "top_m", "selection", "score_variant", "answer_value_usd",
+    "peer_margin", "escalate_to", "integration", "top_m", "selection", "score_variant", "answer_value_usd", "skills",
     "exploration", "explore_when_frozen", "db", "embedder", "context_policy", "seed",
     # Per-question limits decide whether an item's answer is cut short (unlike the run budgets, which only
     # decide how many items run and are not settings).

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from reso.agents.adapters.answers import AgentAnswer
 from reso.agents.adapters.invoke import call_agent
+from reso.agents.selection.question_skills import QuestionSkills
 from reso.agents.selection.selector import Candidate
 from reso.agents.selection.stats_cache import Standings
 from reso.graphs.budget import Budget
@@ -89,11 +90,18 @@ async def _judge(run: RunContext, items: Sequence[ScoreItem], usable: Sequence[i
     return dict(zip(usable, scores, strict=True))
 
 
-def _reliabilities(standings: Standings | None, offered: Sequence[Candidate]) -> list[float] | None:
-    """How often each offered candidate's model was right in training (None without a DADB)."""
+def _reliabilities(standings: Standings | None, offered: Sequence[Candidate], skills: QuestionSkills | None,
+                   instruction: str) -> list[float] | None:
+    """How likely each offered candidate's model is to be right here: its training record (None without a
+    DADB), read on the nearest past subtasks when the team has question skills."""
     if standings is None:
         return None
-    return [record_reliability(*standings.model_record(c.agent.id)) for c in offered]
+    pooled = [record_reliability(*standings.model_record(c.agent.id)) for c in offered]
+    if skills is None:
+        return pooled
+    by_model = {c.agent.model.model_name: record for c, record in zip(offered, pooled, strict=True)}
+    here = skills.estimate_text(instruction, by_model)
+    return [here[c.agent.model.model_name] for c in offered]
 
 
 def _seen(asked: Sequence[int], values: Sequence[str | None], scores: Mapping[int, Score],
@@ -125,7 +133,7 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
 
     def reliability() -> list[float] | None:  # worked out once, when the policy first asks
         if not reliabilities:
-            reliabilities.append(_reliabilities(standings, offered))
+            reliabilities.append(_reliabilities(standings, offered, team.skills, instruction))
         return reliabilities[0]
 
     pending = policy.first(offered, settings.k, reliability)

@@ -107,6 +107,9 @@ class ReSoSettings:
         "are right. Low: one cheap candidate a step; high: the strongest models, checked. inf: price counts "
         "for nothing.")})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
+    skills: str = field(default="", metadata={"description": (
+        "A question-skills folder (reso.agents.selection.question_skills): each model's chance on a subtask read "
+        "from its record on the nearest past subtasks, for the priced fine stage; empty: its pooled record.")})
     scorer_sees_reference: bool = field(
         default=False,
         metadata={"description": "Hand ground truth to the scorer (the oracle baseline only; never for ReSo)."},

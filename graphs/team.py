@@ -22,6 +22,7 @@ from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool, load_pool
 from reso.agents.profiles import Agent, AgentKind
+from reso.agents.selection.question_skills import QuestionSkills
 from reso.agents.selection.selector import Selector
 from reso.agents.selection.stats_cache import Standings, StatsCache
 from reso.graphs.escalation import AskingPolicy
@@ -51,6 +52,8 @@ class Team:
     """Overrides the settings' fine-stage policy (the cascade baseline pins its own)."""
     stats: StatsCache | None = field(default=None, repr=False, compare=False)
     """The DADB's statistics for this pool; None: made from `dadb` when first read."""
+    skills: QuestionSkills | None = None
+    """Each model's chance on a subtask from its record on the nearest past ones (`ReSoSettings.skills`)."""
 
     def __post_init__(self) -> None:
         if self.stats is not None and self.stats.agent_ids != [agent.id for agent in self.pool]:
@@ -119,12 +122,13 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
         from reso.agents.profiles import ModelSpec
 
         planner_model = load_chat_model(ModelSpec(spec=settings.planner_model))
+    skills = QuestionSkills.load(settings.skills, embedder) if settings.skills else None
     dadb = open_dadb(settings.db or None, mode=settings.mode)
     stats = StatsCache(dadb, pool.ids)
     selector: Selector = (RandomSelector(pool, dadb, config=config) if embedder is None else
                           ReputationSelector(pool, dadb, embedder, config, stats=stats))
     return Team(pool=pool, models=models, selector=selector, scorer=scorer, dadb=dadb, stats=stats,
-                planner_model=planner_model, health=Health.for_pool(pool))
+                planner_model=planner_model, health=Health.for_pool(pool), skills=skills)
 
 
 class TeamCache:

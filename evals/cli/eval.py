@@ -59,6 +59,9 @@ def eval_command(
         "DADB: a SQLite file or a postgresql:// URL (a test run reads one that exists; only --mode train creates "
         "one); default $RESO_DB_URL, else OUT/dadb.sqlite when training and in memory when testing."))] = None,
     scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
+    skills: Annotated[Optional[str], typer.Option(
+        help="Question-skills folder: each model's chance on a subtask from its record on the nearest past "
+             "subtasks (reso demo writes one per benchmark).")] = None,
     k: Annotated[Optional[int], typer.Option(help="Candidates per subtask (the first stage, when adaptive).")] = None,
     answer_value: Annotated[Optional[float], typer.Option(
         "--answer-value", help="The budget knob: what a right answer to a question is worth, in USD; every cost "
@@ -104,7 +107,7 @@ def eval_command(
     from reso.evals.eval_config import EvalConfig
 
     _check_options(out=out, backend=backend, address=address)
-    overrides = {"scorer": scorer, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
+    overrides = {"scorer": scorer, "skills": skills, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
                  "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "answer_value_usd": answer_value,
                  "asking": asking, "peer_margin": peer_margin,
                  "escalate_to": escalate_to, "exploration": exploration, "integration": integration}

@@ -125,6 +125,17 @@ def benchmark_questions(pool: Pool, problems: Sequence[Problem]) -> set[str] | N
     return ids or None
 
 
+def fit_skills(records: Sequence[LabelledRecord], folder: Path, embedder: str) -> str:
+    """Question skills (`reso.agents.selection.question_skills`) fitted on labelled answers and saved to
+    `folder`; its path, for `ReSoSettings.skills`."""
+    from reso.agents.selection.embeddings import load_embedder
+    from reso.agents.selection.question_skills import QuestionSkills
+
+    QuestionSkills.fit([r.instruction for r in records], [r.model or r.agent_id or "" for r in records],
+                       [int(r.label) for r in records], load_embedder(embedder)).save(folder)
+    return str(folder)
+
+
 def of_questions(answers: Sequence[LabelledRecord], ids: set[str] | None) -> list[LabelledRecord]:
     """The answers to the questions `ids` (all of them when None, or when none is)."""
     own = [answer for answer in answers if ids is None or answer.question_id in ids]

@@ -49,7 +49,7 @@ from reso.evals.jobs.benchmark_pool import benchmark_roster
 from reso.evals.jobs.comparison import mark_best_on_training, write_benchmark_frontier
 from reso.evals.jobs.config import CRMS, RESO_TEST, WORLDS, Benchmark, DemoConfig, benchmarks_of, world_pool
 from reso.evals.jobs.crm_background import general_crm_in_background
-from reso.evals.jobs.crm_fit import benchmark_questions, fit_crm, of_questions, training_answers
+from reso.evals.jobs.crm_fit import benchmark_questions, fit_crm, fit_skills, of_questions, training_answers
 from reso.evals.jobs.events import (
     BASELINES,
     FITTING_CRM,
@@ -116,6 +116,22 @@ def train(config: DemoConfig, base: ReSoSettings, dataset: str, problems: Sequen
                label=TRAINING_RUN, pause=pause)
 
 
+def fitted_reso(config: DemoConfig, judged: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],
+                out: Path, progress: DemoProgress) -> tuple[ReSoSettings, Stage, dict[Stage, dict[str, Any]]]:
+    """ReSo's test settings once its judges are fitted on the training side (`judged`: with the fitted CRM):
+    the question skills and the peer stages' error table on the benchmark's own files' labelled answers (the
+    training run's records without recordings), and the fine stage chosen (`choose_stage`); with the stage and
+    every stage's changes."""
+    answers = training_answers(config, team.pool)
+    own = benchmark_questions(team.pool, train)
+    run_records = load_records(out / "train-reso" / "crm_records.jsonl")
+    labelled = of_questions(answers, own) or run_records
+    judged = judged.replace(skills=fit_skills(labelled, out / "skills", judged.embedder))
+    stage = choose_stage(config, judged, team, train_set, train, answers, run_records, out, progress, own)
+    stages = stage_changes(judged.scorer, labelled, out)
+    return judged.replace(**stages[stage]), stage, stages
+
+
 def validation_dadb(out: Path) -> Path:
     """The DADB validation reads: the training run's before the validation composites."""
     return out / "validation" / "dadb.sqlite"
@@ -170,13 +186,8 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     progress.start_stage(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, world)
     progress.note(f"CRM fitted on the training split: {scorer}")
-    judged = base.replace(mode=Mode.TEST, scorer=scorer, **RESO_TEST)
-    answers = training_answers(config, team.pool)
-    own = benchmark_questions(team.pool, train_problems)
-    run_records = load_records(out / "train-reso" / "crm_records.jsonl")
-    stage = choose_stage(config, judged, team, train_set, train_problems, answers, run_records, out, progress, own)
-    stages = stage_changes(scorer, of_questions(answers, own) or run_records, out)
-    test = judged.replace(**stages[stage])
+    test, stage, stages = fitted_reso(config, base.replace(mode=Mode.TEST, scorer=scorer, **RESO_TEST), team,
+                                      train_set, train_problems, out, progress)
     if stage != Stage.CRM:  # the plan guessed the CRM stage: its rows change names
         progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
     runs = [(label, method, folder, test.replace(**changes) if changes else test)

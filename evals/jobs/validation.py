@@ -24,7 +24,7 @@ from pathlib import Path
 from reso.agents.adapters.release_text import split_recorded
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig
-from reso.evals.jobs.crm_fit import of_questions
+from reso.evals.jobs.crm_fit import fit_skills, of_questions
 from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage, stage_changes
 from reso.evals.methods import parse_method
 from reso.evals.reports.recordings import original_questions
@@ -138,7 +138,10 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
     fit_small_crm(kept, tune=True).save(out / "crm-general")
     calibration = fit_calibration(f"small:{out / 'crm-general'}", without_questions(run_records, held))
     calibration.save(out / "crm-calibrated")
-    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", of_questions(kept, own), out)
+    own_kept = of_questions(kept, own)
+    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", own_kept, out)
+    if test.skills:  # the question skills too, without the validation composites' questions
+        test = test.replace(skills=fit_skills(own_kept, out / "skills", test.embedder))
     scores: dict[str, tuple[float, float]] = {}
     for stage in Stage:
         scores[stage] = _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",

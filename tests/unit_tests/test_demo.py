@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from reso.agents.defaults import data_dir
+from reso.agents.selection.question_skills import QuestionSkills
 from reso.evals.datasets import load_dataset
 from reso.evals.jobs.baselines import cascade_from_record
 from reso.evals.jobs.comparison import comparison_rows
@@ -89,6 +90,9 @@ def test_every_method_runs_on_the_same_test_items(small_demo):
     reso = json.loads((out / "gsm8k-mas" / "test-reso" / "summary.json").read_text())
     assert reso["settings"]["asking"] == "priced" and reso["settings"]["k_max"] == 4
     assert reso["settings"]["answer_value_usd"] == DEFAULT_ANSWER_VALUE_USD
+    # Question skills fitted on the training side's recorded answers, read by every ReSo run.
+    assert reso["settings"]["skills"] == str(out / "gsm8k-mas" / "skills")
+    assert QuestionSkills.load(out / "gsm8k-mas" / "skills").right.shape[1] == 2
     # The frontier's sweep: one run per value of a right answer, otherwise the ReSo row's settings.
     for value, folder in ((0.0001, "test-reso-value-0.0001"), (1.0, "test-reso-value-1")):
         swept = json.loads((out / "gsm8k-mas" / folder / "summary.json").read_text())["settings"]
