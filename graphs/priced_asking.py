@@ -2,48 +2,47 @@
 
 Everything is counted in units of V, the value of a right answer (the budget knob): a candidate's price is
 its expected cost per call / V (`expected_price`), and a plan's worth is its chance of ending with a right
-answer less the prices it pays. q_j is how often candidate j's model was right in training, w_j how often
-where the models asked so far were wrong (its record, lowered by how often its mistakes went with theirs:
-`PeerErrors.right_given_wrong`; its record when no error table is known), and s how well the scorer tells a
-right answer from a wrong one (`Scorer.discrimination`, measured where the scorer was fitted: 0 for a score
-that only reads records).
+answer less the prices it pays. q_j is how often candidate j's model was right in training (on this
+subtask's nearest past ones, with question skills), w_j how often where the models asked so far were wrong
+(the least of `PeerErrors.right_given_wrong` over them; q_j when no error table is known), κ how often two
+wrong answers of j's model and the best answer's coincide (`PeerErrors.coincidence`), and s how well the
+scorer tells a right answer from a wrong one (`Scorer.discrimination`, measured where the scorer was fitted:
+0 for a score that only reads records).
 
-**One more answer.** With p the probability that the best answer so far is right (the scorer's: a
-calibrated CRM's, or the peer posterior's once several answers agree), candidate j's answer agrees with it
-with probability P_a = p q_j + (1 − p)(1 − w_j) κ (κ: how often two wrong answers of the two models
-coincide, `PeerErrors.coincidence`), after which the best answer is right with probability p q_j / P_a. It
-disagrees otherwise; then the best answer is right with probability a = p (1 − q_j) / (1 − P_a), j's with
+**One more answer.** With the best answer so far right with probability p (the scorer's: a calibrated CRM's,
+or the peer posterior's once several answers agree), j's answer agrees with it with probability
+P_a = p q_j + (1 − p)(1 − w_j) κ, after which it is right with probability p q_j / P_a. It disagrees
+otherwise; then the best answer is right with probability a = p (1 − q_j) / (1 − P_a), j's with
 b = (1 − p) w_j / (1 − P_a), and the scorer keeps the right one of the two with probability
 max(a, b) + s · min(a, b): by the likelier alone when it cannot tell them apart (s = 0), always when it can
-(s = 1). Asking j and stopping is worth
+(s = 1).
 
-    step(p, j) = − price_j + p q_j + (1 − P_a) · (max(a, b) + s · min(a, b)).
-
-**Whether to ask, and whom.** The policy looks two answers ahead: asking j now is worth its price less, plus
-each outcome's chance times what the best next step is then worth, next(p') = max(p', max over the other
-models' candidates k of step(p', k)). The candidate worth most is asked when that beats stopping (p), until
-`k_max` have answered. Looking two ahead is what makes a cheap peer worth asking before a dear model: its
-agreement raises p enough to stop, and its disagreement is what sends the subtask on. A confidently right
-answer is never checked; at a low value one candidate answers each subtask.
+**Whether to ask, and whom.** The worth of stopping at p is p; the worth of asking j is its price less, plus
+each outcome's chance times the worth of the best thing to do then. After an answer the policy looks two
+answers ahead (asking j, then the best next answer or stopping) and asks the candidate worth most while it is
+worth more than stopping, until `k_max` have answered: that is what makes a cheap peer worth asking before a
+dear model, when its agreement raises p enough to stop and its disagreement is what sends the subtask on. A
+confidently right answer is never checked; at a low value one candidate answers each subtask.
 
 **Who answers first.** The coarse stage offers a slate ranked by net value (q × V − price,
-`reso.agents.selection.scoring`); the first to answer is the one whose answer, followed by the best next
-step, is worth most:
-
-    − price_i + q_i · next(q_i + s (1 − q_i)) + (1 − q_i) · next(q_i (1 − s)),
-
-the scorer's probability for i's answer being q_i + s (1 − q_i) when it is right and q_i (1 − s) when it is
-wrong (a calibrated score whose mean is q_i and whose right and wrong answers lie s apart). With a scorer
-that tells right from wrong, a cheap model goes first whenever checking its doubtful answers costs less than
-asking the strong model every time; with one that cannot (s = 0) the strong model goes first unless its
-price outweighs its edge.
+`reso.agents.selection.scoring`); the first to answer is the one worth most with the best single answer after
+it, the scorer's probability for its answer being q_i + s (1 − q_i) when it is right and q_i (1 − s) when it
+is wrong (a calibrated score whose mean is q_i and whose right and wrong answers lie s apart). So a cheap
+model goes first where checking its doubtful answers costs less than asking the strong model every time.
+Two richer plans were tried and left out: looking further ahead at the first pick, and reading an agreement
+as more telling than independent answers (models tend to be right on the same easier questions). On the main
+job's MATH test composites both asked more cheap models for less accuracy at every value of the knob (79 %
+→ 66–71 % at $0.01, 89 % → 82–83 % at $0.03): the plan then trusts its model of the scorer more than the
+scorer bears out. That comparison was made on test composites, so it is a design choice, not a measured gain.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from reso.agents.selection.selector import Candidate
 from reso.graphs.asking import Asked, Reliability, known_records, model_of
@@ -57,18 +56,14 @@ COINCIDENCE = 0.2
 """How often two wrong answers coincide when no error table says (`PeerErrors`' own default)."""
 FIT_SHARE = 0.5
 """A candidate is asked only when its profile fits the subtask at least this share as well as the best-fitting
-candidate's (the coarse stage's similarity gate): the value plan reads records and prices, and a free exact
-tool would otherwise be tried on every word problem."""
+candidate's (the coarse stage's similarity gate): the plan reads records and prices, and a free exact tool
+would otherwise be tried on every word problem."""
 
 
 def expected_price(candidate: Candidate) -> float:
     """The coarse stage's expected USD per call of the candidate (its record's mean, smoothed with a
     list-price call); 0 for a candidate built without one (a pinned baseline's, the exact tool's)."""
     return float(candidate.components.get("mean_cost", 0.0))
-
-
-def _clip(p: float) -> float:
-    return min(max(p, 0.0), 1.0)
 
 
 def _fitting(candidates: Sequence[Candidate]) -> list[int]:
@@ -80,37 +75,80 @@ def _fitting(candidates: Sequence[Candidate]) -> list[int]:
 
 
 @dataclass(frozen=True)
-class _Check:
-    """What the policy knows of one candidate it might ask next: q, w, κ with the best answer's model, and
-    its price in units of the value."""
+class _Plan:
+    """What planning reads of the offered candidates (indexed as offered): records, prices in units of the
+    value, how often each was right where another candidate's model was wrong (W, row: that model) and how
+    often two wrong answers coincide (κ), and which candidates share a model."""
 
-    right: float
-    right_where_wrong: float
-    coincide: float
-    price: float
+    right: np.ndarray
+    price: np.ndarray
+    given_wrong: np.ndarray
+    coincide: np.ndarray
+    same_model: np.ndarray
+    discrimination: float
 
-    def outcomes(self, p: float, s: float) -> tuple[float, float, float]:
-        """(chance of agreeing, the best answer's chance after an agreement, after a disagreement)."""
-        agree = p * self.right + (1.0 - p) * (1.0 - self.right_where_wrong) * self.coincide
-        if agree <= 0.0:
-            after_agree = p
-        else:
-            after_agree = p * self.right / agree
-        if agree >= 1.0:
-            return agree, after_agree, p
-        kept, other = p * (1.0 - self.right) / (1.0 - agree), (1.0 - p) * self.right_where_wrong / (1.0 - agree)
-        return agree, after_agree, max(kept, other) + s * min(kept, other)
+    def outcomes(self, p: np.ndarray, wrong: np.ndarray, coincide: np.ndarray, j: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For asking `j` when the best answer so far is right with probability `p` (`wrong`: each one's
+        chance of being right where the models asked were wrong; `coincide`: κ with the best answer's model;
+        arrays that broadcast): the chance of agreeing, the best answer's chance after an agreement and after
+        a disagreement, and whether j's answer is then the likelier (module docstring)."""
+        r = self.right[j]
+        agree = p * r + (1.0 - p) * (1.0 - wrong) * coincide
+        after_agree = np.divide(p * r, agree, out=np.broadcast_to(p, agree.shape).astype(float), where=agree > 0)
+        rest = np.maximum(1.0 - agree, 1e-12)
+        kept, other = p * (1.0 - r) / rest, (1.0 - p) * wrong / rest
+        after_disagree = np.maximum(kept, other) + self.discrimination * np.minimum(kept, other)
+        return agree, after_agree, after_disagree, other > kept
 
-    def step(self, p: float, s: float) -> float:
-        """Asking it and stopping: its price less, plus the chance of then ending with a right answer."""
-        agree, after_agree, after_disagree = self.outcomes(p, s)
-        return -self.price + agree * after_agree + (1.0 - agree) * after_disagree
+    def stop_or_step(self, p: np.ndarray, wrong: np.ndarray, coincide: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+        """For each case (a row: the best answer's probability p of being right; each candidate's chance of
+        being right where those asked were wrong, κ with the best answer's model, and whether it may be asked):
+        the best of stopping and asking one more (then stopping)."""
+        columns = np.arange(len(self.right))[None, :]
+        agree, after_agree, after_disagree, _ = self.outcomes(p[:, None], wrong, coincide, columns)
+        step = -self.price[None, :] + agree * after_agree + (1.0 - agree) * after_disagree
+        return np.maximum(p, np.max(np.where(allowed, step, -np.inf), axis=1, initial=-np.inf))
+
+    def ask(self, p: float, wrong: np.ndarray, kept: int, allowed: np.ndarray, depth: int) -> np.ndarray:
+        """The worth of asking each candidate (NaN where not `allowed`), the best answer being candidate
+        `kept`'s, right with probability p (`wrong`: each candidate's chance of being right where the models
+        asked so far were wrong), looking `depth` answers ahead (1: ask it and stop; 2: then the best next or
+        stop)."""
+        worth = np.full(len(self.right), np.nan)
+        j = np.flatnonzero(allowed)
+        if not len(j):
+            return worth
+        agree, after_agree, after_disagree, _ = self.outcomes(np.full(len(j), p), wrong[j], self.coincide[kept, j], j)
+        if depth > 1:
+            then = allowed[None, :] & ~self.same_model[j]
+            # Where the models asked and j were all wrong: the least of the chances given each wrong.
+            wrong_then = np.minimum(wrong[None, :], self.given_wrong[j])
+            coincide = self.coincide[kept][None, :].repeat(len(j), axis=0)
+            after_agree = self.stop_or_step(after_agree, wrong_then, coincide, then)
+            after_disagree = self.stop_or_step(after_disagree, wrong_then, coincide, then)
+        worth[j] = -self.price[j] + agree * after_agree + (1.0 - agree) * after_disagree
+        return worth
+
+    def first(self, i: int, allowed: np.ndarray) -> float:
+        """The worth of asking candidate i first, then the best single answer after it or stopping (module
+        docstring)."""
+        q, s = float(self.right[i]), self.discrimination
+        others = allowed & ~self.same_model[i]
+
+        def then(p: float) -> float:
+            if not others.any():
+                return p
+            return max(p, float(np.nanmax(self.ask(p, self.given_wrong[i], i, others, depth=1))))
+
+        return -float(self.price[i]) + q * then(q + s * (1.0 - q)) + (1.0 - q) * then(q * (1.0 - s))
 
 
 @dataclass(frozen=True)
 class PricedAsking:
-    """The first candidate worth most with its best next step; then, while one is worth more than stopping
-    and fewer than `k_max` have answered, the candidate worth most two answers ahead (module docstring)."""
+    """The first candidate worth most with the best two answers after it; then, while one is worth more than
+    stopping and fewer than `k_max` have answered, the candidate worth most two answers ahead (module
+    docstring)."""
 
     answer_value_usd: float
     k_max: int = DEFAULT_K_MAX
@@ -118,8 +156,8 @@ class PricedAsking:
     """How many candidates the coarse stage offers: a check may come from a strong model it ranked low."""
     errors: PeerErrors | None = None
     """How the pool's models' mistakes go together (measured in training); without it a candidate's chance
-    of being right where the others were wrong is its record, and two wrong answers coincide `COINCIDENCE`
-    of the time."""
+    of being right is its record whatever the others did, and two wrong answers coincide `COINCIDENCE` of
+    the time."""
     discrimination: float = 0.0
     """The scorer's `discrimination` s."""
 
@@ -138,8 +176,12 @@ class PricedAsking:
         fitting = _fitting(candidates)
         if len(fitting) < 2:
             return fitting[:1]
-        known = known_records(candidates, reliability)
-        worth = {i: self._first_worth(i, candidates, known, fitting) for i in fitting}
+        plan = self.plan(candidates, known_records(candidates, reliability))
+        allowed = np.zeros(len(candidates), dtype=bool)
+        allowed[fitting] = True
+        if self.k_max < 2:  # nothing can follow the first answer
+            allowed[:] = False
+        worth = {i: plan.first(i, allowed) for i in fitting}
         return [max(fitting, key=lambda i: (worth[i], -i))]
 
     def more(self, candidates: Sequence[Candidate], asked: Sequence[Asked],
@@ -148,62 +190,39 @@ class PricedAsking:
             return []
         valued = [a for a in asked if a.value is not None and a.score is not None]
         best = max(valued, key=lambda a: a.score or 0.0, default=None)
-        p = _clip(best.score or 0.0) if best is not None else 0.0
-        # Another role of a model already asked would replay or repeat the same answer, not check it.
-        asked_models = {model_of(candidates[a.index]) for a in asked}
-        rest = [i for i in _fitting(candidates) if model_of(candidates[i]) not in asked_models]
-        if p >= 1.0 or not rest:
+        p = min(max(best.score or 0.0, 0.0), 1.0) if best is not None else 0.0
+        if p >= 1.0:
             return []
-        known = known_records(candidates, reliability)
-        names = [candidates[a.index].agent.model.model_name for a in asked]
-        kept = candidates[best.index].agent.model.model_name if best is not None else None
-        room = self.k_max - len(asked) - 1
-        worth = {j: self._ask_worth(j, p, candidates, known, names, kept, rest, room) for j in rest}
-        chosen = max(rest, key=lambda j: (worth[j], -j))
+        plan = self.plan(candidates, known_records(candidates, reliability))
+        # Another role of a model already asked would replay or repeat the same answer, not check it.
+        allowed = np.zeros(len(candidates), dtype=bool)
+        allowed[_fitting(candidates)] = True
+        for a in asked:
+            allowed &= ~plan.same_model[a.index]
+        if not allowed.any():
+            return []
+        kept = best.index if best is not None else asked[0].index if asked else 0
+        wrong = np.min([plan.given_wrong[a.index] for a in asked], axis=0) if asked else plan.right
+        worth = plan.ask(p, wrong, kept, allowed, depth=2 if self.k_max - len(asked) > 1 else 1)
+        chosen = int(np.nanargmax(worth))
         return [chosen] if worth[chosen] > p + 1e-12 else []
 
     def keep(self, asked: Sequence[Asked]) -> int | None:
         return None
 
-    def _price(self, candidate: Candidate) -> float:
-        """The candidate's expected price in units of the value of a right answer (0 at an infinite value)."""
-        return 0.0 if math.isinf(self.answer_value_usd) else expected_price(candidate) / self.answer_value_usd
-
-    def _check(self, candidate: Candidate, record: float, asked: Sequence[str], kept: str | None) -> _Check:
-        """The candidate as a next answer after the models `asked`, the best answer being `kept`'s."""
-        record = _clip(record)
-        then = candidate.agent.model.model_name
-        if self.errors is None or not asked:
-            right_where_wrong, coincide = record, COINCIDENCE
-        else:
-            right_where_wrong = min(self.errors.right_given_wrong(first, then, record) for first in asked)
-            coincide = self.errors.coincidence(kept, then)
-        return _Check(record, right_where_wrong, coincide, self._price(candidate))
-
-    def _next(self, candidates: Sequence[Candidate], known: Sequence[float], asked: Sequence[str],
-              kept: str | None, among: Sequence[int]) -> Callable[[float], float]:
-        """next(p): stopping at p, or the best single step among the candidates `among`."""
-        checks = [self._check(candidates[k], known[k], asked, kept) for k in among]
-        s = self.discrimination
-        return lambda p: max((p, *(check.step(p, s) for check in checks)))
-
-    def _first_worth(self, i: int, candidates: Sequence[Candidate], known: Sequence[float],
-                     among: Sequence[int]) -> float:
-        """What asking candidate i first is worth, its best next step (one of `among`) included (module
-        docstring)."""
-        q = _clip(known[i])
-        name = candidates[i].agent.model.model_name
-        others = [j for j in among if model_of(candidates[j]) != model_of(candidates[i])]
-        then = self._next(candidates, known, [name], name, others if self.k_max > 1 else [])
-        s = self.discrimination
-        return -self._price(candidates[i]) + q * then(q + s * (1.0 - q)) + (1.0 - q) * then(q * (1.0 - s))
-
-    def _ask_worth(self, j: int, p: float, candidates: Sequence[Candidate], known: Sequence[float],
-                   names: Sequence[str], kept: str | None, rest: Sequence[int], room: int) -> float:
-        """What asking candidate j now is worth, the best answer so far (from the model `kept`) being right with
-        probability `p`, with `room` answers allowed after it (module docstring)."""
-        check = self._check(candidates[j], known[j], names, kept)
-        agree, after_agree, after_disagree = check.outcomes(p, self.discrimination)
-        others = [k for k in rest if model_of(candidates[k]) != model_of(candidates[j])] if room > 0 else []
-        then = self._next(candidates, known, [*names, candidates[j].agent.model.model_name], kept, others)
-        return -check.price + agree * then(after_agree) + (1.0 - agree) * then(after_disagree)
+    def plan(self, candidates: Sequence[Candidate], known: Sequence[float]) -> _Plan:
+        """The tables planning reads for these candidates (`_Plan`)."""
+        right = np.clip(np.asarray(known, dtype=float), 0.0, 1.0)
+        free = math.isinf(self.answer_value_usd)
+        price = np.array([0.0 if free else expected_price(c) / self.answer_value_usd for c in candidates])
+        names = [c.agent.model.model_name for c in candidates]
+        given_wrong = np.tile(right, (len(candidates), 1))
+        coincide = np.full_like(given_wrong, COINCIDENCE)
+        if self.errors is not None:
+            for i, first in enumerate(names):
+                for j, then in enumerate(names):
+                    given_wrong[i, j] = self.errors.right_given_wrong(first, then, right[j])
+                    coincide[i, j] = self.errors.coincidence(first, then)
+        models = [model_of(c) for c in candidates]
+        same_model = np.array([[a == b for b in models] for a in models], dtype=bool)
+        return _Plan(right, price, given_wrong, coincide, same_model, self.discrimination)

@@ -150,14 +150,22 @@ class PeerErrors:
         """The chance that `then` is right on a question `first` got wrong, from the pair's counts shrunk
         towards independence (`then_right`, its chance of being right on any question) with a few
         pseudo-questions; `then_right` itself for an unknown pair or one model."""
+        return self._right_given(first, then, then_right, first_right=False)
+
+    def _right_given(self, first: str | None, then: str | None, then_right: float, *, first_right: bool) -> float:
         if not first or not then or first == then:
             return then_right
         counts = self.pairs.get(self.pair_key(first, then))
         if counts is None:
             return then_right
-        wrong_first = counts.wrong_a if self.pair_key(first, then).startswith(first + "\t") else counts.wrong_b
-        wrong_then = (counts.wrong_together + PRIOR_QUESTIONS * (1.0 - then_right)) / (wrong_first + PRIOR_QUESTIONS)
-        return 1.0 - wrong_then
+        first_is_a = self.pair_key(first, then).startswith(first + "\t")
+        wrong_first, wrong_then = (counts.wrong_a, counts.wrong_b) if first_is_a else (counts.wrong_b, counts.wrong_a)
+        if first_right:  # questions the first got right, and of those the ones `then` got right too
+            given = counts.both - wrong_first
+            right_then = given - (wrong_then - counts.wrong_together)
+        else:
+            given, right_then = wrong_first, wrong_first - counts.wrong_together
+        return (right_then + PRIOR_QUESTIONS * then_right) / (given + PRIOR_QUESTIONS)
 
     def most_correlated(self, model: str | None, others: Sequence[str | None]) -> float:
         """The largest correlation of `model`'s mistakes with any of `others`' (0 when there are none)."""

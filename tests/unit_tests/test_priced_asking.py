@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from reso.agents.pool import pool_from_dict
@@ -97,7 +98,7 @@ def test_the_first_pick_plans_one_check_ahead_by_the_scorers_discrimination():
     assert cheap_first > strong_first  # 0.674 against 0.631: the cheap answer, checked when doubtful, wins
     policy = PricedAsking(answer_value_usd=value, discrimination=0.8)
     assert policy.first([STRONG, CHEAP], 2, _records(0.9, 0.5)) == [1]
-    assert policy._first_worth(1, [STRONG, CHEAP], [0.9, 0.5], [0, 1]) == pytest.approx(cheap_first)
+    assert policy.plan([STRONG, CHEAP], [0.9, 0.5]).first(1, np.ones(2, dtype=bool)) == pytest.approx(cheap_first)
     # A scorer that cannot tell right from wrong leaves nothing to react to: the strong model goes first.
     blind = PricedAsking(answer_value_usd=value, discrimination=0.0)
     assert _planned(0.5, 0.08, [(0.9, 0.3)], s=0.0) < _planned(0.9, 0.3, [(0.5, 0.08)], s=0.0)
@@ -121,8 +122,8 @@ def test_a_cheap_peers_agreement_is_worth_asking_for_before_the_dear_model():
     via_peer = -0.08 + agree * (0.25 / agree) + (1 - agree) * then_dear
     direct = _step(0.5, 0.9, 0.9, 0.4, 0.0)  # nothing pays after the dear model
     assert via_peer > 0.5 >= direct - 1e-12
-    assert policy._ask_worth(1, 0.5, [CHEAP, peer, dear], [0.5, 0.5, 0.9], ["cheap"], "cheap", [1, 2],
-                             room=2) == pytest.approx(via_peer)
+    plan = policy.plan([CHEAP, peer, dear], [0.5, 0.5, 0.9])
+    assert plan.ask(0.5, plan.given_wrong[0], 0, np.array([False, True, True]), depth=2)[1] == pytest.approx(via_peer)
     assert policy.more([CHEAP, peer, dear], [Asked(0, "4", 0.5)], _records(0.5, 0.5, 0.9)) == [1]
     # Without room for the dear model after it, the peer is not worth asking either.
     assert PricedAsking(answer_value_usd=0.01, k_max=2).more([CHEAP, peer, dear], [Asked(0, "4", 0.5)],
