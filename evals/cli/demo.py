@@ -96,7 +96,7 @@ def demo_command(
     frontiers = {stem: _frontier(out / stem) for stem in by_benchmark}
     if json_output:
         typer.echo(json.dumps({"world": "recorded" if recorded else world, "level": level, "tables": tables,
-                               "frontiers": frontiers, "comparison": str(path)}))
+                               "frontiers": frontiers, "comparison": path.name}))
         return
     titles = {recorded.name: recorded.name} if recorded else {b.stem: b.title for b in WORLDS[world]}
     from reso.evals.cli.demo_tables import print_benchmark

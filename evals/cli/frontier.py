@@ -28,6 +28,9 @@ def frontier_command(
              "test-* folders).", show_default=False)],
     out: Annotated[Optional[Path], typer.Option(
         help="Write frontier.json and frontier.png into this folder.")] = None,
+    versus: Annotated[Optional[list[Path]], typer.Option(
+        help="Another router's runs on the same items (a benchmark folder of `reso demo --pool …`): its hull "
+             "against the first's at the first's budgets, and both QNCs.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
     """ReSo's accuracy–cost hull against the single models' (which any random mix of them reaches): the mean
@@ -40,6 +43,9 @@ def frontier_command(
     if out is not None and out.exists() and not out.is_dir():
         fail(f"--out {out}: not a folder")
     folders = list(dict.fromkeys(_expand(dirs)))
+    if versus:
+        _versus(folders, list(dict.fromkeys(_expand(versus))), json_output)
+        return
     try:
         found = frontier_of_folders(folders)
     except CompareError as error:
@@ -55,6 +61,23 @@ def frontier_command(
     print_frontier(Console(), found)
     for path in report.get("files", []):
         typer.echo(f"wrote {path}")
+
+
+def _versus(base: list[Path], other: list[Path], json_output: bool) -> None:
+    """Print the second router's hull against the first's (`reso.evals.reports.hull_versus`)."""
+    from reso.evals.reports.compare import CompareError, load_run
+    from reso.evals.reports.frontier_report import versus_lines
+    from reso.evals.reports.hull_versus import versus
+
+    try:
+        found = versus([load_run(f) for f in base], [load_run(f) for f in other])
+    except CompareError as error:
+        fail(str(error))
+    if json_output:
+        typer.echo(json.dumps(found.to_json()))
+        return
+    for line in versus_lines(found):
+        typer.echo(line)
 
 
 def _expand(dirs: list[Path]) -> list[Path]:

@@ -10,6 +10,7 @@ from reso.evals.cli.compare import compare_command
 from reso.evals.cli.crm import app as crm_app
 from reso.evals.cli.datasets import datasets_command
 from reso.evals.cli.demo import demo_command
+from reso.evals.cli.docs import docs_command
 from reso.evals.cli.eval import eval_command
 from reso.evals.cli.frontier import frontier_command
 from reso.evals.cli.plan import plan_command
@@ -36,3 +37,4 @@ app.command("compare")(compare_command)
 app.command("frontier")(frontier_command)
 app.command("teams")(teams_command)
 app.command("datasets")(datasets_command)
+app.command("docs")(docs_command)

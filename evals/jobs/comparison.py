@@ -6,6 +6,7 @@ benchmark's frontier (ReSo's hull along the budget knob against the single model
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -82,6 +83,9 @@ def write_benchmark_frontier(out: Path, title: str) -> Path:
 
     folders = sorted(p for p in out.glob("test-*") if (p / "summary.json").is_file())
     found = frontier_of_folders(folders)
+    # Each run by its folder's name, beside the JSON: no path of this machine in a file meant to be shared.
+    found = dataclasses.replace(found, points=[dataclasses.replace(point, folder=Path(point.folder).name)
+                                               for point in found.points])
     write_frontier(out, found, f"{title}: ReSo along the budget knob ({found.items} test composites)")
     return out / FRONTIER_JSON
 

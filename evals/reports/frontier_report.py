@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reso.evals.reports.frontier import Estimate, Frontier
+from reso.evals.reports.delta import Estimate
+from reso.evals.reports.frontier import Frontier
+from reso.evals.reports.hull_versus import Versus
 
-__all__ = ["FRONTIER_JSON", "FRONTIER_PLOT", "frontier_lines", "write_frontier"]
+__all__ = ["FRONTIER_JSON", "FRONTIER_PLOT", "frontier_lines", "versus_lines", "write_frontier"]
 
 FRONTIER_JSON = "frontier.json"
 FRONTIER_PLOT = "frontier.png"
@@ -28,14 +30,15 @@ def write_frontier(out: Path, found: Frontier, title: str) -> list[str]:
     return [str(data), str(plot)]
 
 
-def _points(value: Estimate, scale: float = 100.0, signed: bool = True, unit: str = " points") -> str:
+def _points(value: Estimate, scale: float = 100.0, signed: bool = True, unit: str = " points",
+            digits: int = 1) -> str:
     if value.value is None:
         return "not reached"
     sign = "+" if signed else ""
-    text = f"{value.value * scale:{sign}.1f}{unit}"
+    text = f"{value.value * scale:{sign}.{digits}f}{unit}"
     if value.ci95 is not None:
         low, high = value.ci95
-        text += f" [{low * scale:{sign}.1f}, {high * scale:{sign}.1f}]"
+        text += f" [{low * scale:{sign}.{digits}f}, {high * scale:{sign}.{digits}f}]"
     return text
 
 
@@ -59,3 +62,20 @@ def frontier_lines(found: Frontier) -> list[str]:
     return lines
 
 
+
+
+def versus_lines(found: Versus) -> list[str]:
+    """Two routers' hulls against each other in words, one figure a line."""
+    best = found.best_single.removeprefix("single:")
+
+    def qnc(estimate: Estimate) -> str:
+        return _points(estimate, scale=1.0, unit="×", signed=False, digits=2)
+
+    return [
+        f"budgets: nine from a tenth of {best}'s cost (${found.best_single_cost_usd:.4f} per item) to it",
+        "the second router's hull less the first's, mean over the budgets: " + _points(found.mean_difference),
+        f"the lowest difference: {_points(found.worst_difference)} at ${found.worst_budget:.4f} per item",
+        f"QNC against {best}: the first {qnc(found.base_qnc)}, the second {qnc(found.other_qnc)}, difference "
+        + _points(found.qnc_difference, scale=1.0, unit="", digits=2),
+        f"95 % intervals: {found.interval_method}",
+    ]

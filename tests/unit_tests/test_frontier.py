@@ -16,6 +16,7 @@ from reso.evals.datasets import Problem
 from reso.evals.reports.compare import CompareError, load_run
 from reso.evals.reports.frontier import Frontier, frontier, frontier_of_folders, knob_runs
 from reso.evals.reports.hull import budgets_below
+from reso.evals.reports.hull_versus import versus
 from tests.run_fixtures import pattern_run
 
 # Ten items. Single models: cheap (cost 1 an item, 3 right) and best (cost 10, 7 right); ReSo at cost 2 (5
@@ -157,3 +158,23 @@ def test_the_hull_is_made_of_the_reso_runs_along_the_budget_knob(tmp_path: Path)
                       {"method": "reso", "settings": {"asking": "priced", "answer_value_usd": 1.0}},
                       {"method": "reso", "settings": {"asking": "priced", "answer_value_usd": 2.0,
                                                       "db": "elsewhere"}}]) == [False, False, True, True]
+
+
+def test_a_second_routers_hull_is_read_against_the_first_at_the_first_ones_budgets(tmp_path: Path):
+    base = _runs(tmp_path / "roster")
+    # The larger pool's ReSo: 40 % at 1.5 and 90 % at 12 an item.
+    other = [pattern_run(tmp_path / "all" / "test-reso-a", "1111000000", 1.5, method="reso", answer_value_usd=1.0),
+             pattern_run(tmp_path / "all" / "test-reso-b", "1111111110", 12.0, method="reso", answer_value_usd=9.0)]
+    found = versus([load_run(f) for f in base], [load_run(f) for f in other])
+    mine = [0.0 if b < 2 else 0.5 + 0.3 * min((b - 2) / 6, 1.0) for b in found.budgets]
+    theirs = [0.0 if b < 1.5 else 0.4 + 0.5 * (b - 1.5) / 10.5 for b in found.budgets]
+    assert found.base_at == pytest.approx(mine) and found.other_at == pytest.approx(theirs)
+    assert found.mean_difference.value == pytest.approx(float(np.mean(np.subtract(theirs, mine))))
+    assert found.worst_difference.value == pytest.approx(min(np.subtract(theirs, mine)))
+    # The first reaches the best single model's 70 % at 6 (0.6 of its cost), the second at 1.5 + 10.5 × 0.3 / 0.5.
+    assert found.base_qnc.value == pytest.approx(0.6)
+    assert found.other_qnc.value == pytest.approx((1.5 + 10.5 * 0.6) / 10)
+    assert found.qnc_difference.value == pytest.approx(found.other_qnc.value - 0.6)
+    assert found.mean_difference.ci95 is not None
+    printed = CliRunner().invoke(app, ["frontier", str(tmp_path / "roster"), "--versus", str(tmp_path / "all")])
+    assert printed.exit_code == 0 and "the second router's hull less the first's" in printed.output

@@ -1,0 +1,121 @@
+"""Figures in the documentation rendered from committed JSON, never typed: a number in a table can then not
+drift from the run that made it.
+
+A markdown file marks each generated table with a pair of comments, `<!-- results:NAME -->` and
+`<!-- /results:NAME -->`; `fill` replaces what lies between them with the block `render_blocks` makes from the
+JSON of a `reso demo --json` run (committed under `docs/results/`). `reso docs` writes the files, and
+`reso docs --check` (and the test suite) fails when a file differs from what its JSON renders.
+
+Blocks, for each benchmark stem of the run (`math-l5-mas`, …):
+
+- `frontier-figures`: every benchmark's frontier figures with their intervals;
+- `frontier-STEM`: the budgets, the single models' hull and ReSo's hull at each, and the gain;
+- `knob-STEM`: each run along the budget knob (the value of a right answer) with its accuracy and cost;
+- `table-STEM`: every row of the benchmark's comparison table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["fill", "render_blocks"]
+
+_MARKER = re.compile(r"<!-- results:(?P<name>[\w.-]+) -->\n(?P<body>.*?)<!-- /results:(?P=name) -->", re.DOTALL)
+
+
+def _interval(ci: Sequence[float] | None, scale: float = 100.0, signed: bool = True, digits: int = 1) -> str:
+    if not ci:
+        return ""
+    sign = "+" if signed else ""
+    return f" [{ci[0] * scale:{sign}.{digits}f}, {ci[1] * scale:{sign}.{digits}f}]"
+
+
+def _estimate(estimate: Mapping[str, Any], scale: float = 100.0, signed: bool = True, digits: int = 1,
+              unit: str = "") -> str:
+    value = estimate.get("value")
+    if value is None:
+        return "not reached"
+    sign = "+" if signed else ""
+    return f"{value * scale:{sign}.{digits}f}{unit}" + _interval(estimate.get("ci95"), scale, signed, digits)
+
+
+def _model(label: str) -> str:
+    return label.removeprefix("single:")
+
+
+def _figures(frontiers: Mapping[str, Mapping[str, Any]], titles: Mapping[str, str]) -> str:
+    lines = ["| benchmark | best single model (USD per composite) | mean gain over the single models' hull, points "
+             "| worst gap, points (at USD per composite) | QNC (× its cost) | gap to the oracle closed at its cost |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for stem, found in frontiers.items():
+        lines.append(
+            f"| {titles.get(stem, stem)} ({found['items']} composites) | {_model(found['best_single'])} "
+            f"(${found['best_single_cost_usd']:.4f}) | {_estimate(found['mean_gain'])} | "
+            f"{_estimate(found['worst_gap'])} (${found['worst_budget']:.4f}) | "
+            f"{_estimate(found['qnc'], scale=1.0, signed=False, digits=2, unit='×')} | "
+            f"{_estimate(found['gap_closed'], signed=True, digits=0, unit=' %')} |")
+    return "\n".join(lines)
+
+
+def _frontier(found: Mapping[str, Any]) -> str:
+    best = found["best_single_cost_usd"]
+    cheapest = found["reso_hull"][0][0] if found["reso_hull"] else float("inf")
+    lines = ["| budget, USD per composite | × the best single model's cost | single models' hull | ReSo's hull | "
+             "gain, points |", "| --- | --- | --- | --- | --- |"]
+    for budget, single, reso in zip(found["budgets"], found["single_at"], found["reso_at"], strict=True):
+        shown = f"{reso:.1%}" if budget >= cheapest else "— (cannot go that cheap: 0)"
+        lines.append(f"| ${budget:.5f} | {budget / best:.2f} | {single:.1%} | {shown} | {(reso - single) * 100:+.1f} |")
+    return "\n".join(lines)
+
+
+def _knob(found: Mapping[str, Any]) -> str:
+    points = sorted((p for p in found["points"] if p["in_router_hull"]), key=lambda p: p["cost_per_item_usd"])
+    lines = ["| run | accuracy [95 % CI] | USD per composite | on ReSo's hull |", "| --- | --- | --- | --- |"]
+    vertices = {round(cost, 12) for cost, _ in found["reso_hull"]}
+    for point in points:
+        on_hull = "yes" if round(point["cost_per_item_usd"], 12) in vertices else ""
+        lines.append(f"| {point['label']} | {point['accuracy']:.1%}{_interval(point['accuracy_ci95'], signed=False)} | "
+                     f"${point['cost_per_item_usd']:.5f} | {on_hull} |")
+    return "\n".join(lines)
+
+
+def _table(rows: Sequence[Mapping[str, Any]]) -> str:
+    lines = ["| method | accuracy [95 % CI] | vs the best single model, points [95 % CI] | USD | cost vs it |",
+             "| --- | --- | --- | --- | --- |"]
+    for row in rows:
+        diff = row.get("diff_vs_best_single")
+        versus = "–" if diff is None else f"{diff * 100:+.1f}{_interval(row.get('diff_vs_best_single_ci95'))}"
+        ratio = row.get("cost_vs_best_single")
+        lines.append(f"| {row['method']} | {row['accuracy']:.1%}{_interval(row.get('accuracy_ci95'), signed=False)} | "
+                     f"{versus} | {row['cost_usd']:.3f} | {'–' if ratio is None else f'{ratio:.2f}×'} |")
+    return "\n".join(lines)
+
+
+def render_blocks(run: Mapping[str, Any], titles: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every block of a `reso demo --json` run (module docstring); `titles` name the benchmarks."""
+    titles = titles or {}
+    frontiers: Mapping[str, Mapping[str, Any]] = run.get("frontiers") or {}
+    blocks = {"frontier-figures": _figures(frontiers, titles)}
+    for stem, found in frontiers.items():
+        blocks[f"frontier-{stem}"] = _frontier(found)
+        blocks[f"knob-{stem}"] = _knob(found)
+    for stem, rows in (run.get("tables") or {}).items():
+        blocks[f"table-{stem}"] = _table(rows)
+    return blocks
+
+
+def fill(text: str, blocks: Mapping[str, str], source: str = "the run") -> str:
+    """`text` with every marked block replaced by its rendering.
+
+    Raises:
+        ValueError: A marker names a block `blocks` lacks (naming it and `source`).
+    """
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name not in blocks:
+            raise ValueError(f"results block {name!r} is not in {source}")
+        return f"<!-- results:{name} -->\n{blocks[name]}\n<!-- /results:{name} -->"
+
+    return _MARKER.sub(replace, text)
