@@ -7,7 +7,8 @@ answers, the answers are scored, and the policy decides from the scores whether 
 - `PricedAsking` (the default, `reso.graphs.priced_asking`): one more candidate answers while its expected gain
   in being right, at the value of a right answer, exceeds its expected price.
 - `FixedK`: the paper's fine stage; the first k candidates answer at once.
-- `Adaptive`: the first candidate answers with those of the next k - 1 whose model's training record
+- `Adaptive` (the confidence rule, the main job's fine stage before the budget knob): the first candidate
+  answers with those of the next k - 1 whose model's training record
   is within `peer_margin` of its own; then, while the best calibrated CRM score so far is below
   `confidence`, one more candidate of a model not yet asked answers, among those more likely right than the
   best answer so far (by their model's training record, smoothed with a prior of one half): by default the
@@ -18,8 +19,8 @@ answers, the answers are scored, and the policy decides from the scores whether 
   remaining one, whether or not it is more likely right than the answer so far: an independent peer's
   agreement is the evidence the peer posterior (`reso.reward.peer_posterior`) weighs. `"diverse-priced"` does
   the same with each record net of its price (the coarse stage's cost penalty, in record points), so a dear
-  peer must be that much more reliable to be asked; on the main job's validation composites it cost up to
-  54 % less and lost 8 of 450 composites net, so the peer stages keep the price-blind rule. At most
+  peer must be that much more reliable to be asked (when this rule was the main job's, on its validation
+  composites it cost up to 54 % less and lost 8 of 450 composites net, so `"diverse"` stayed price-blind). At most
   `escalations` times and while fewer than `k_max` have answered. An easy subtask is settled by the
   cheap agents the cost-aware coarse stage put first; a hard one reaches the strong, expensive agent; a
   strong first agent is not joined by a much weaker one, which would rarely overturn it and costs.

@@ -11,7 +11,10 @@ Blocks, for each benchmark stem of the run (`math-l5-mas`, …):
 - `frontier-figures`: every benchmark's frontier figures with their intervals;
 - `frontier-STEM`: the budgets, the single models' hull and ReSo's hull at each, and the gain;
 - `knob-STEM`: each run along the budget knob (the value of a right answer) with its accuracy and cost;
-- `table-STEM`: every row of the benchmark's comparison table.
+- `table-STEM`: every row of the benchmark's comparison table;
+
+and from the JSON of `reso frontier … --versus … --json` (one router's hull against another's), the block
+`versus`.
 """
 
 from __future__ import annotations
@@ -93,8 +96,28 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _versus(found: Mapping[str, Any]) -> str:
+    best = _model(found["best_single"])
+
+    def qnc(estimate: Mapping[str, Any]) -> str:
+        return _estimate(estimate, scale=1.0, signed=False, digits=2, unit="×")
+
+    return "\n".join([
+        "| figure | value [95 % CI] |", "| --- | --- |",
+        f"| the second hull less the first, mean over nine budgets up to {best}'s cost, points | "
+        f"{_estimate(found['mean_difference'])} |",
+        f"| the lowest of those differences, points (at USD per composite) | {_estimate(found['worst_difference'])} "
+        f"(${found['worst_budget']:.4f}) |",
+        f"| QNC of the first against {best} | {qnc(found['base_qnc'])} |",
+        f"| QNC of the second against {best} | {qnc(found['other_qnc'])} |",
+        f"| the second's QNC less the first's | {_estimate(found['qnc_difference'], scale=1.0, digits=2)} |"])
+
+
 def render_blocks(run: Mapping[str, Any], titles: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Every block of a `reso demo --json` run (module docstring); `titles` name the benchmarks."""
+    """Every block of a `reso demo --json` run, or of a `reso frontier --versus --json` comparison (module
+    docstring); `titles` name the benchmarks."""
+    if "mean_difference" in run:
+        return {"versus": _versus(run)}
     titles = titles or {}
     frontiers: Mapping[str, Mapping[str, Any]] = run.get("frontiers") or {}
     blocks = {"frontier-figures": _figures(frontiers, titles)}

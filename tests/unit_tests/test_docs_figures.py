@@ -73,3 +73,14 @@ def test_the_projects_documentation_is_what_its_committed_runs_render():
     result = CliRunner().invoke(app, ["docs", "--root", str(ROOT), "--check"])
     assert result.exit_code == 0, result.output
     assert list((ROOT / "docs" / "results").glob("*.json")), "no committed run under docs/results"
+
+
+def test_a_versus_comparison_renders_its_own_block():
+    versus = {"best_single": "single:strong", "mean_difference": {"value": -0.004, "ci95": [-0.02, 0.012]},
+              "worst_difference": {"value": -0.03, "ci95": [-0.06, 0.0]}, "worst_budget": 0.002,
+              "base_qnc": {"value": 0.93, "ci95": [0.85, 1.01]}, "other_qnc": {"value": None, "ci95": None},
+              "qnc_difference": {"value": None, "ci95": None}}
+    block = render_blocks(versus)["versus"].splitlines()
+    assert block[2] == "| the second hull less the first, mean over nine budgets up to strong's cost, points | -0.4 [-2.0, +1.2] |"
+    assert block[4:6] == ["| QNC of the first against strong | 0.93× [0.85, 1.01] |",
+                          "| QNC of the second against strong | not reached |"]

@@ -189,3 +189,37 @@ def test_the_question_budget_spends_the_original_call(tmp_path: Path) -> None:
     assert answer.ok and answer.total_tokens > 0
     assert (budget.tokens, budget.usd) == (answer.total_tokens, pytest.approx(answer.cost_usd))
     assert budget.usd > 0
+
+
+def test_a_missing_recording_in_training_is_no_answer_not_a_wrong_one(tmp_path: Path) -> None:
+    """A replay model without a recording of a sub-question gives no answer: training gives it no reward, so
+    its record counts only the questions it answered (a gap in the recordings is not a mistake)."""
+    recordings = tmp_path / "gaps.jsonl"
+    recordings.write_text("".join(json.dumps(row) + "\n" for row in [
+        {"id": "r-0", "question": ROOT, "answer": "2",
+         "responses": {"careful": '{"answer": "2"}', "gappy": '{"answer": "2"}'}},
+        {"id": "r-1", "question": CHILD, "answer": "25", "responses": {"careful": '{"answer": "25"}'}},
+    ]), encoding="utf-8")
+    dataset = tmp_path / "linked.json"
+    dataset.write_text(json.dumps(build_linked_mas(recordings, 2, 1, 0).items), encoding="utf-8")
+    pool = tmp_path / "pool.yaml"
+    pool.write_text("name: gaps\nmodels:\n" + "".join(
+        f'  - spec: "replay:{recordings}#{name}"\n    name: {name}\n    price_in: 1.0\n    price_out: 2.0\n'
+        for name in ("careful", "gappy")) + "roles: [Arithmetic Word Problems]\n", encoding="utf-8")
+    settings = ReSoSettings(pool=str(pool), mode="train", asking="fixed", k=2, db=str(tmp_path / "dadb.sqlite"),
+                            embedder="hash:64", integration="select")
+    team = build_team(settings)
+    try:
+        config = EvalConfig(dataset="gaps", method=parse_method("reso", team.pool), out=tmp_path / "out",
+                            settings=settings, concurrency=1, command=["reso", "eval"])
+        asyncio.run(run_eval(config, load_dataset(str(dataset)), team))
+        (row,) = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+        by_step = {step["id"]: {c["agent_id"].split("/")[0]: c for c in step["candidates"]} for step in row["steps"]}
+        root, child = by_step[row["steps"][0]["id"]], by_step[row["steps"][1]["id"]]
+        assert root["gappy"]["reward"] == 1.0 and root["gappy"]["failure"] is None
+        assert child["gappy"]["failure"] == "no_recording" and child["gappy"]["reward"] is None
+        assert child["careful"]["reward"] == 1.0
+        visits = {s.agent_id.split("/")[0]: s.visits for s in team.dadb.all_stats() if s.domain is None}
+        assert visits["gappy"] == 1 and visits["careful"] == 2
+    finally:
+        team.dadb.close()
