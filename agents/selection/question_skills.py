@@ -27,12 +27,17 @@ import numpy as np
 
 from reso.agents.selection.embeddings import Embedder, normalize_rows
 
-__all__ = ["NEIGHBOURS", "PRIOR", "QuestionSkills"]
+__all__ = ["NEIGHBOURS", "NEIGHBOUR_SHARE", "PRIOR", "QuestionSkills"]
 
 NEIGHBOURS = 20
-"""How many of the nearest past subtasks a model's record is read on."""
-PRIOR = 5.0
-"""Pseudo-answers of the model's pooled record that its record on the nearest subtasks is shrunk towards."""
+"""How many of the nearest past subtasks a model's record is read on, at least."""
+NEIGHBOUR_SHARE = 0.08
+"""... and at most this share of them: `reso bench routing --question-skills` (eight topics, 500 or 2,000
+past questions, seeds 0-7) recovered more of a topic oracle's advantage with wider neighbourhoods, up to 8 %
+of the past questions (2 %: 24 % of it at 2,000 questions, and a loss at 500; 8 %: 42 % and 13 %)."""
+PRIOR = 10.0
+"""Pseudo-answers of the model's pooled record that its record on the nearest subtasks is shrunk towards
+(10 and 5 did alike on the same bench; the larger is the safer with few past subtasks)."""
 _FILES = ("skills.json", "skills.npz")
 
 
@@ -44,7 +49,8 @@ class QuestionSkills:
     models: list[str]
     right: np.ndarray
     embedder_name: str
-    neighbours: int = NEIGHBOURS
+    neighbours: int | None = None
+    """How many nearest past subtasks are read (None: `NEIGHBOURS`, or `NEIGHBOUR_SHARE` of them if more)."""
     prior: float = PRIOR
     embedder: Embedder | None = field(default=None, repr=False, compare=False)
     """What embeds a new subtask (`estimate_text`): the embedder the index was fitted with."""
@@ -56,6 +62,8 @@ class QuestionSkills:
         if self.right.shape != (len(self.vectors), len(self.models)):
             raise ValueError(f"{self.right.shape} outcomes for {len(self.vectors)} subtasks and "
                              f"{len(self.models)} models")
+        if self.neighbours is None:
+            self.neighbours = max(NEIGHBOURS, round(NEIGHBOUR_SHARE * len(self.vectors)))
         if self.neighbours < 1 or self.prior < 0:
             raise ValueError(f"neighbours must be >= 1 and prior >= 0, got {self.neighbours} and {self.prior}")
 
@@ -84,7 +92,7 @@ class QuestionSkills:
             self._index = faiss.IndexFlatIP(self.vectors.shape[1])
             self._index.add(self.vectors)
         query = normalize_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))
-        _, found = self._index.search(query, min(self.neighbours, len(self.vectors)))
+        _, found = self._index.search(query, min(int(self.neighbours or NEIGHBOURS), len(self.vectors)))
         return found[0][found[0] >= 0]
 
     def estimate(self, vector: np.ndarray, pooled: Mapping[str, float]) -> dict[str, float]:

@@ -117,15 +117,24 @@ def routing_command(
                                 "or 'standard' (those three); overrides --low/--high; with --seeds (default 0)."),
     exploration_c: float = typer.Option(-1.0, help="Override every score variant's exploration constant "
                                         "(negative: each variant's default)."),
+    question_skills: bool = typer.Option(False, "--question-skills", help=(
+        "Routing by question instead: models whose success depends on the question's topic, hidden from their "
+        "profiles, routed by their pooled record, by question skills and by the true topic (a bound), at nine "
+        "values of a right answer (--subtasks questions in each stream).")),
+    models: int = typer.Option(5, min=2, max=20, help="--question-skills: models on the price ladder."),
+    topics: int = typer.Option(8, min=2, help="--question-skills: kinds of question."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """Cumulative regret and best-agent pick rate of every selection policy (Thompson sampling, KL-UCB, MOSS, the
-    UCB variants, greedy, random) over simulated agents."""
+    UCB variants, greedy, random) over simulated agents; or, with --question-skills, routing by question."""
     import json
     from pathlib import Path
 
     from reso.evals.bench.routing import STANDARD_SPREADS, run_bench, run_seeds, run_spreads
 
+    if question_skills:
+        _question_routing(models, topics, subtasks, seed, json_output)
+        return
     c = exploration_c if exploration_c >= 0 else None
     try:
         source, picture = (Path(probs) if probs else None), (Path(plot) if plot else None)
@@ -152,6 +161,34 @@ def routing_command(
         Console().print(_routing_table(row, report["subtasks"]))
     Console().print(f"target (default policy {report['default_policy']!r}, regret <= 25% of random's): "
                     f"{'met' if report['target_default_regret_at_most_25pct_of_random'] else 'not met'}")
+
+
+def _question_routing(models: int, topics: int, questions: int, seed: int, json_output: bool) -> None:
+    """`reso bench routing --question-skills`: the report of `reso.evals.bench.question_routing`."""
+    import json
+
+    from reso.evals.bench.question_routing import run_question_routing
+
+    report = run_question_routing(models=models, topics=topics, train=questions, test=questions, seed=seed)
+    if json_output:
+        typer.echo(json.dumps(report))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"routing by question: {models} models, {topics} topics, {questions} questions a stream")
+    for header in ("value of a right answer", "router", "accuracy", "USD / question", "net value / question"):
+        table.add_column(header, justify="right")
+    for row in report["rows"]:
+        for router in ("pooled", "skills", "topic oracle"):
+            figures = row[router]
+            table.add_row(f"${row['value_usd']:.5f}", router, f"{figures['accuracy']:.1%}",
+                          f"{figures['cost_per_question_usd']:.5f}", f"{figures['net_value']:.5f}")
+    console = Console()
+    console.print(table)
+    share = report["skills_share_of_oracle_advantage"]
+    console.print("question skills recover " + ("no measurable share" if share is None else f"{share:.0%}")
+                  + " of the topic oracle's net-value advantage over the pooled record")
 
 
 def _routing_table(report: dict, subtasks: int):
