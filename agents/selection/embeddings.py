@@ -97,9 +97,11 @@ class MiniLMEmbedder:
     torch and transformers) takes seconds, and behind a warm `CachedEmbedder` every text may already be on
     disk, so a run that asks only known texts never loads it."""
 
+    NAME = "minilm:all-MiniLM-L6-v2"
+
     def __init__(self, device: str | None = None, batch_size: int = 64) -> None:
         self.dim = MINILM_DIM
-        self.name = "minilm:all-MiniLM-L6-v2"
+        self.name = self.NAME
         self._device = device or "cpu"
         self._batch_size = batch_size
         self._model: Any = None
@@ -251,6 +253,11 @@ class CachedEmbedder:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def embedder_spec(name: str) -> str:
+    """The spec that loads the embedder named `name` (an embedder's `name`, as a saved index records it)."""
+    return "minilm" if name == MiniLMEmbedder.NAME else name
 
 
 def load_embedder(spec: str = "minilm", cache_dir: Path | None = None, *, cache: bool = True) -> Embedder:

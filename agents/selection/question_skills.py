@@ -133,7 +133,7 @@ class QuestionSkills:
         Raises:
             ValueError: The folder holds no question skills, or damaged ones (naming the folder).
         """
-        from reso.agents.selection.embeddings import load_embedder
+        from reso.agents.selection.embeddings import embedder_spec, load_embedder
 
         folder = Path(folder)
         try:
@@ -144,5 +144,6 @@ class QuestionSkills:
                          neighbours=int(meta["neighbours"]), prior=float(meta["prior"]))
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"{folder}: not a question-skills folder ({error})") from None
-        skills.embedder = embedder if embedder is not None and embedder.name == name else load_embedder(name)
+        skills.embedder = (embedder if embedder is not None and embedder.name == name
+                           else load_embedder(embedder_spec(name)))
         return skills

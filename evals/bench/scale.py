@@ -29,6 +29,7 @@ from typing import Any
 
 from reso.agents.dadb.base import Mode
 from reso.evals.bench.eval import PLAN_DEPTH, bench_problems, bench_team
+from reso.graphs.escalation import AskingRule
 from reso.graphs.planners.base import PlannerName
 from reso.graphs.settings import Integration, ReSoSettings
 from reso.graphs.team import Team
@@ -63,9 +64,10 @@ class LatencyTeam:
 
 
 def bench_settings(*, k: int = 2, seed: int = 0, mode: Mode = Mode.TEST, db: str = "") -> ReSoSettings:
-    """The settings of a scale run: the given plans, every step selected (so a fake agent is on each)."""
-    return ReSoSettings(mode=mode, planner=PlannerName.GIVEN, k=k, scorer="consensus", embedder="hash:256", seed=seed,
-                        integration=Integration.SELECT, db=db)
+    """The settings of a scale run: the given plans, every step selected (so a fake agent is on each), k agents
+    asked at once (the paper's fixed fine stage: the calls a step makes are what the run measures)."""
+    return ReSoSettings(mode=mode, planner=PlannerName.GIVEN, asking=AskingRule.FIXED, k=k, scorer="consensus",
+                        embedder="hash:256", seed=seed, integration=Integration.SELECT, db=db)
 
 
 def _one_run(workers: int, *, questions: int, latency_s: float, concurrency: int, agents: int, k: int,

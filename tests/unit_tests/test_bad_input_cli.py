@@ -227,6 +227,7 @@ def test_eval_refuses_bad_options_before_running(tmp_path: Path) -> None:
                        (("--asking", "confidence", "--k-max", "3", "--confidence", "1.5"),
                         "confidence must be in [0, 1], got 1.5"),
                        (("--asking", "always"), "unknown asking 'always'; choose one of priced, confidence, fixed"),
+                       (("--confidence", "0.8"), "confidence is read by asking 'confidence' only"),
                        (("--answer-value", "-1"), "answer_value_usd must be a USD amount > 0"),
                        (("--scorer", "magic"), "unknown scorer kind 'magic'"),
                        (("--limit", "-1"), "limit must be >= 0"),

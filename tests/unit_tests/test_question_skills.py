@@ -71,3 +71,14 @@ def test_the_fine_stage_reads_the_chance_on_this_subtask():
     assert _reliabilities(_Standings(), offered, skills, GEOMETRY[0]) == pytest.approx(  # type: ignore[arg-type]
         [(0 + 2 * 0.5) / 5, (3 + 2 * 0.9) / 5])
     assert _reliabilities(None, offered, skills, GEOMETRY[0]) is None
+
+
+def test_skills_fitted_with_the_bundled_minilm_load_it_by_its_spec(tmp_path):
+    from reso.agents.selection.embeddings import MiniLMEmbedder, embedder_spec
+
+    assert embedder_spec(MiniLMEmbedder.NAME) == "minilm" and embedder_spec("hash:64") == "hash:64"
+    skills = _skills()
+    skills.embedder_name = MiniLMEmbedder.NAME  # as the main job's, fitted with MiniLM
+    skills.save(tmp_path / "skills")
+    loaded = QuestionSkills.load(tmp_path / "skills")
+    assert loaded.embedder is not None and loaded.embedder.name == MiniLMEmbedder.NAME
