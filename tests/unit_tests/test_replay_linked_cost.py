@@ -129,27 +129,33 @@ ROOT = "Ann has one pen and buys one more. How many pens does she have?"  # no c
 CHILD = "Tom has 40 apples and gives away fifteen. How many apples are left?"  # 40 links to the root's 2
 
 
-def _linked_run_files(folder: Path) -> tuple[Path, Path]:
-    """One linked composite (root → child → product) and a pool of two replay models and the exact tool:
-    `careless` answers the root wrong (3), `careful` right (2); both recorded the child."""
+def _linked_world(folder: Path, rows: list[dict], names: tuple[str, ...], tool: bool = True) -> tuple[Path, Path]:
+    """One linked composite (root → child → product) of the recordings `rows`, and a pool of the replay models
+    `names` (and the exact tool)."""
     recordings = folder / "recordings.jsonl"
-    recordings.write_text("".join(json.dumps(row) + "\n" for row in [
+    recordings.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    dataset = folder / "linked.json"
+    dataset.write_text(json.dumps(build_linked_mas(recordings, 2, 1, 0).items), encoding="utf-8")
+    pool = folder / "pool.yaml"
+    pool.write_text("name: linked\nmodels:\n" + "".join(
+        f'  - spec: "replay:{recordings}#{name}"\n    name: {name}\n    price_in: 1.0\n    price_out: 2.0\n'
+        for name in names) + "roles: [Arithmetic Word Problems]\n" + (
+        "agents:\n  - id: tool/calculator\n    model: {spec: \"tool:calculator\"}\n    role: Exact arithmetic\n"
+        "    profile: Evaluates arithmetic expressions exactly.\n    domain: integration\n" if tool else ""),
+        encoding="utf-8")
+    return dataset, pool
+
+
+def _linked_run_files(folder: Path) -> tuple[Path, Path]:
+    """`careless` answers the root wrong (3), `careful` right (2); both recorded the child."""
+    return _linked_world(folder, [
         {"id": "r-0", "question": ROOT, "answer": "2",
          "responses": {"careless": '{"reasoning": "1 + 1 = 3.", "answer": "3"}',
                        "careful": '{"reasoning": "1 + 1 = 2.", "answer": "2"}'}},
         {"id": "r-1", "question": CHILD, "answer": "25",
          "responses": {"careless": '{"reasoning": "40 - 15 = 25.", "answer": "25"}',
                        "careful": '{"reasoning": "Forty less fifteen is 25.", "answer": "25"}'}},
-    ]), encoding="utf-8")
-    dataset = folder / "linked.json"
-    dataset.write_text(json.dumps(build_linked_mas(recordings, 2, 1, 0).items), encoding="utf-8")
-    pool = folder / "pool.yaml"
-    pool.write_text("name: linked\nmodels:\n" + "".join(
-        f'  - spec: "replay:{recordings}#{name}"\n    name: {name}\n    price_in: 1.0\n    price_out: 2.0\n'
-        for name in ("careless", "careful")) + "roles: [Arithmetic Word Problems]\nagents:\n"
-        "  - id: tool/calculator\n    model: {spec: \"tool:calculator\"}\n    role: Exact arithmetic\n"
-        "    profile: Evaluates arithmetic expressions exactly.\n    domain: integration\n", encoding="utf-8")
-    return dataset, pool
+    ], ("careless", "careful"))
 
 
 def test_a_run_counts_the_original_call_in_each_row_and_the_summary_and_the_composite_stays_wrong(
@@ -194,18 +200,11 @@ def test_the_question_budget_spends_the_original_call(tmp_path: Path) -> None:
 def test_a_missing_recording_in_training_is_no_answer_not_a_wrong_one(tmp_path: Path) -> None:
     """A replay model without a recording of a sub-question gives no answer: training gives it no reward, so
     its record counts only the questions it answered (a gap in the recordings is not a mistake)."""
-    recordings = tmp_path / "gaps.jsonl"
-    recordings.write_text("".join(json.dumps(row) + "\n" for row in [
+    dataset, pool = _linked_world(tmp_path, [
         {"id": "r-0", "question": ROOT, "answer": "2",
          "responses": {"careful": '{"answer": "2"}', "gappy": '{"answer": "2"}'}},
         {"id": "r-1", "question": CHILD, "answer": "25", "responses": {"careful": '{"answer": "25"}'}},
-    ]), encoding="utf-8")
-    dataset = tmp_path / "linked.json"
-    dataset.write_text(json.dumps(build_linked_mas(recordings, 2, 1, 0).items), encoding="utf-8")
-    pool = tmp_path / "pool.yaml"
-    pool.write_text("name: gaps\nmodels:\n" + "".join(
-        f'  - spec: "replay:{recordings}#{name}"\n    name: {name}\n    price_in: 1.0\n    price_out: 2.0\n'
-        for name in ("careful", "gappy")) + "roles: [Arithmetic Word Problems]\n", encoding="utf-8")
+    ], ("careful", "gappy"), tool=False)
     settings = ReSoSettings(pool=str(pool), mode="train", asking="fixed", k=2, db=str(tmp_path / "dadb.sqlite"),
                             embedder="hash:64", integration="select")
     team = build_team(settings)
