@@ -7,7 +7,7 @@ every method when the pool has one (`ReSoSettings.integration`), so a comparison
 sub-questions alone.
 
 - `reso`: the team as built (coarse selection, CRM, optional adaptive fine stage).
-- `random`: k agents drawn uniformly per subtask, all answering (the paper's ablation: no adaptive stage).
+- `random`: k agents drawn uniformly per subtask, all answering (the paper's ablation: asked at once).
 - `single:MODEL`: one model answers every sub-question; MODEL is an agent id or a model name.
 - `cot-sc:MODEL:N`: N samples of one model, majority by answer equivalence.
 - `vote:K` / `vote:A,B,C`: K models answer every sub-question; the answer with the most votes by answer

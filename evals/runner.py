@@ -61,9 +61,8 @@ def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
     records = []
     for step in result.steps:
         reference = references.get(step.id)
-        if reference is None or any(
-                parent in references and not answers_match(values.get(parent), references[parent],
-                                                            rel_tol=problem.rel_tol)
+        if reference is None or any(  # exactly, as the link computes with it (`DagRun.sound_context`)
+                parent in references and not answers_match(values.get(parent), references[parent], rel_tol=1e-6)
                 for parent in step.depends_on):
             continue
         context = "\n".join(f"Answer[{parent}] = {next((s.value for s in result.steps if s.id == parent), None)}"

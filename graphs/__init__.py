@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from reso.graphs.budget import Budget
     from reso.graphs.context import RunContext
     from reso.graphs.dag import PlanError, TaskDAG, TaskNode
-    from reso.graphs.escalation import Adaptive, AskingPolicy, Cascade, FixedK
+    from reso.graphs.escalation import Adaptive, AskingPolicy, AskingRule, Cascade, FixedK, PricedAsking
     from reso.graphs.graph import build_graph
     from reso.graphs.learning import Learner, LearnOnce
     from reso.graphs.records import CandidateRecord, Result, StepRecord, Usage
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Adaptive",
     "AskingPolicy",
+    "AskingRule",
     "Budget",
     "CandidateRecord",
     "Cascade",
@@ -43,6 +44,7 @@ __all__ = [
     "FixedK",
     "LearnOnce",
     "Learner",
+    "PricedAsking",
     "PlanError",
     "ReSo",
     "ReSoSettings",
@@ -67,7 +69,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "budget": ["Budget"],
     "context": ["RunContext"],
     "dag": ["PlanError", "TaskDAG", "TaskNode"],
-    "escalation": ["Adaptive", "AskingPolicy", "Cascade", "FixedK"],
+    "escalation": ["Adaptive", "AskingPolicy", "AskingRule", "Cascade", "FixedK", "PricedAsking"],
     "graph": ["build_graph"],
     "learning": ["LearnOnce", "Learner"],
     "records": ["CandidateRecord", "Result", "StepRecord", "Usage"],

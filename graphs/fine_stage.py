@@ -136,6 +136,8 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
             reliabilities.append(_reliabilities(standings, offered, team.skills, instruction))
         return reliabilities[0]
 
+    if team.skills is not None:  # embedding and searching the nearest past subtasks: off the event loop
+        await asyncio.to_thread(reliability)
     pending = policy.first(offered, settings.k, reliability)
     stage = 0
 

@@ -119,14 +119,16 @@ class _Plan:
         j = np.flatnonzero(allowed)
         if not len(j):
             return worth
-        agree, after_agree, after_disagree, _ = self.outcomes(np.full(len(j), p), wrong[j], self.coincide[kept, j], j)
+        agree, after_agree, after_disagree, switched = self.outcomes(np.full(len(j), p), wrong[j],
+                                                                     self.coincide[kept, j], j)
         if depth > 1:
             then = allowed[None, :] & ~self.same_model[j]
             # Where the models asked and j were all wrong: the least of the chances given each wrong.
             wrong_then = np.minimum(wrong[None, :], self.given_wrong[j])
-            coincide = self.coincide[kept][None, :].repeat(len(j), axis=0)
-            after_agree = self.stop_or_step(after_agree, wrong_then, coincide, then)
-            after_disagree = self.stop_or_step(after_disagree, wrong_then, coincide, then)
+            # After a disagreement the best answer may be j's: the coincidence is then with j's model.
+            best_after = np.where(switched, j, kept)
+            after_agree = self.stop_or_step(after_agree, wrong_then, self.coincide[np.full(len(j), kept)], then)
+            after_disagree = self.stop_or_step(after_disagree, wrong_then, self.coincide[best_after], then)
         worth[j] = -self.price[j] + agree * after_agree + (1.0 - agree) * after_disagree
         return worth
 
@@ -146,7 +148,7 @@ class _Plan:
 
 @dataclass(frozen=True)
 class PricedAsking:
-    """The first candidate worth most with the best two answers after it; then, while one is worth more than
+    """The first candidate worth most with the best answer after it; then, while one is worth more than
     stopping and fewer than `k_max` have answered, the candidate worth most two answers ahead (module
     docstring)."""
 
@@ -202,7 +204,8 @@ class PricedAsking:
         if not allowed.any():
             return []
         kept = best.index if best is not None else asked[0].index if asked else 0
-        wrong = np.min([plan.given_wrong[a.index] for a in asked], axis=0) if asked else plan.right
+        # A call that gave no answer tells nothing of where the others are right.
+        wrong = np.min([plan.given_wrong[a.index] for a in valued], axis=0) if valued else plan.right
         worth = plan.ask(p, wrong, kept, allowed, depth=2 if self.k_max - len(asked) > 1 else 1)
         chosen = int(np.nanargmax(worth))
         return [chosen] if worth[chosen] > p + 1e-12 else []

@@ -87,13 +87,15 @@ class DagRun:
                        standing=self.standing(step_id, steps))
 
     def standing(self, step_id: str, steps: Mapping[str, StepRecord]) -> float:
-        """The chance that the question's other sub-questions answered so far were answered right: the product
-        of their kept answers' scores. The question is right only when every step is, so a step's right answer
-        is worth the question's value times this (`ReSoSettings.answer_value_usd`)."""
-        standing, known = 1.0, set(self.dag.ids)
-        for other, record in steps.items():
-            if other != step_id and other in known and self.dag.role(other) == StepRole.SUB_QUESTION:
-                standing *= min(max(record.kept_score, 0.0), 1.0)
+        """The chance that the sub-questions `step_id` depends on were answered right: the product of their kept
+        answers' scores. The question is right only when every step is, so a step's right answer is worth the
+        question's value times this (`ReSoSettings.answer_value_usd`). Ancestors only: they are always done
+        when the step starts, so the value does not depend on which unrelated branch happened to finish first."""
+        standing = 1.0
+        for ancestor in self.dag.ancestors(step_id):
+            if self.dag.role(ancestor) == StepRole.SUB_QUESTION:
+                record = steps.get(ancestor)
+                standing *= min(max(record.kept_score, 0.0), 1.0) if record is not None else 1.0
         return standing
 
     async def _run(self, step_id: str, steps: Mapping[str, StepRecord]) -> StepRecord:

@@ -103,9 +103,9 @@ class ReSoSettings:
         "The budget knob: what a right answer to your question is worth to you, in USD. Every cost decision "
         "reads it: the coarse stage ranks candidates by chance right x value - expected price, and the priced "
         "fine stage asks another candidate only while its expected gain in being right x value exceeds its "
-        "price; a step of a plan values its right answer at this times the chance that the steps answered so far "
-        "are right. Low: one cheap candidate a step; high: the strongest models, checked. inf: price counts "
-        "for nothing.")})
+        "price; there a step of a plan values its right answer at this times the chance that the steps it depends "
+        "on were answered right. Low: one cheap candidate a step; high: the strongest models, checked. inf: price "
+        "counts for nothing.")})
     scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
     skills: str = field(default="", metadata={"description": (
         "A question-skills folder (reso.agents.selection.question_skills): each model's chance on a subtask read "

@@ -10,6 +10,7 @@ dependants still run, told that this answer is unknown.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,8 +58,15 @@ class Subtask:
     reference: str | None = None
     credit: bool = True
     standing: float = 1.0
-    """The chance that the question's other sub-questions answered so far were answered right
+    """The chance that the sub-questions this one depends on were answered right
     (`reso.graphs.run.DagRun.standing`): a right answer here is worth the question's value times this."""
+
+    def answer_value(self, question_value: float) -> float:
+        """What a right answer here is worth: the question's value times `standing`, never below
+        `MIN_VALUE_USD`, and infinite when the question's is (price then counts for nothing, doubt or not)."""
+        if math.isinf(question_value):
+            return question_value
+        return max(question_value * self.standing, MIN_VALUE_USD)
 
     async def run(self, question: QuestionRun) -> StepRecord:
         """Answer this subtask with the run's team within the question's budget; returns its record."""
@@ -72,7 +80,7 @@ class Subtask:
         policy = team.asking or policy_for(
             settings.asking, k=settings.k, k_max=settings.k_max, confidence=settings.confidence,
             peer_margin=settings.peer_margin, escalate_to=settings.escalate_to, errors=peer_errors(team.scorer),
-            answer_value_usd=max(settings.answer_value_usd * self.standing, MIN_VALUE_USD),
+            answer_value_usd=self.answer_value(settings.answer_value_usd),
             discrimination=team.scorer.discrimination)
         offered, standings = await asyncio.to_thread(self._coarse_stage, run, policy.pool_size(settings.k))
         emit({"event": "candidates", "id": self.id,

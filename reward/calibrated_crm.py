@@ -3,8 +3,8 @@
 A CRM trained on other data (the many-model recordings of `reso crm train`: 54 models, two problem sets)
 ranks answers well but is not calibrated for the pool it serves: on MATH level 5 it gives o1-mini's right
 answers a mean of 0.87 where o1-mini is right 0.955 of the time, because most models it learned from are
-far weaker there. Its score decides the adaptive fine stage's escalation (`Adaptive.confidence`), so a
-score that is too low asks a dearer agent for nothing. Here the score is mapped to a probability of being
+far weaker there. Its score decides whether the fine stage asks another agent (`reso.graphs.priced_asking`),
+so a score that is too low asks a dearer agent for nothing. Here the score is mapped to a probability of being
 right by a logistic regression fitted on the training run's labelled records (every answer the training
 run kept, scored in the groups a fine stage forms from them):
 

@@ -32,7 +32,7 @@ __all__ = ["NEIGHBOURS", "NEIGHBOUR_SHARE", "PRIOR", "QuestionSkills"]
 NEIGHBOURS = 20
 """How many of the nearest past subtasks a model's record is read on, at least."""
 NEIGHBOUR_SHARE = 0.08
-"""... and at most this share of them: `reso bench routing --question-skills` (eight topics, 500 or 2,000
+"""... or this share of the past subtasks, when that is more: `reso bench routing --question-skills` (eight topics, 500 or 2,000
 past questions, seeds 0-7) recovered more of a topic oracle's advantage with wider neighbourhoods, up to 8 %
 of the past questions (2 %: 24 % of it at 2,000 questions, and a loss at 500; 8 %: 42 % and 13 %)."""
 PRIOR = 10.0

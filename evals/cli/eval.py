@@ -62,7 +62,8 @@ def eval_command(
     skills: Annotated[Optional[str], typer.Option(
         help="Question-skills folder: each model's chance on a subtask from its record on the nearest past "
              "subtasks (reso demo writes one per benchmark).")] = None,
-    k: Annotated[Optional[int], typer.Option(help="Candidates per subtask (the first stage, when adaptive).")] = None,
+    k: Annotated[Optional[int], typer.Option(
+        help="--asking fixed: candidates per subtask; --asking confidence: its first stage.")] = None,
     answer_value: Annotated[Optional[float], typer.Option(
         "--answer-value", help="The budget knob: what a right answer to a question is worth, in USD; every cost "
         "decision reads it (default 0.05; inf: price counts for nothing).")] = None,

@@ -1,8 +1,9 @@
 """`reso frontier`: ReSo's accuracy–cost hull against the single models' hull, over any finished runs.
 
-Runs of `reso eval` (or a `reso demo` benchmark's test runs) on one dataset: every `reso` run is a point of
-ReSo's hull (a sweep of `--answer-value`, say), every `single:` run one of the single models' hull; votes,
-cascades and the oracle are shown beside them. The figures and their intervals are
+Runs of `reso eval` (or a `reso demo` benchmark's test runs) on one dataset: ReSo's hull is made of the `reso`
+runs along the budget knob (the largest group that differ in `--answer-value` alone: a sweep of it, say;
+other ReSo runs are points beside it), the single models' hull of every `single:` run; votes, cascades and
+the oracle are shown beside them. The figures and their intervals are
 `reso.evals.reports.frontier`'s.
 """
 

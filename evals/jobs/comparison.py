@@ -37,9 +37,10 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
         if s["method"] == MethodKind.RESO:
             chosen.append((s.get("label", "reso"), s))
     if best is not None:
-        chosen.append((BEST_ON_TEST + s_model(best), best))
         on_training = next((s for s in singles if s.get(BEST_ON_TRAINING_KEY)), None)
-        if on_training is not None:
+        same = on_training is not None and on_training["method"] == best["method"]
+        chosen.append((BEST_ON_TEST + s_model(best) + (ALSO_ON_TRAINING if same else ""), best))
+        if on_training is not None and not same:
             chosen.append((BEST_ON_TRAINING + s_model(on_training), on_training))
         cheap = _within(best, singles, 3.0)
         if cheap is not best:
@@ -52,6 +53,7 @@ def comparison_rows(out: Path, summaries: Sequence[dict[str, Any]]) -> list[dict
 
 BEST_ON_TEST = "best single model on the test (chosen with its labels): "
 BEST_ON_TRAINING = "best single model on the training record: "
+ALSO_ON_TRAINING = " (also the best training record)"
 BEST_ON_TRAINING_KEY = "best_on_training"
 """Marks, in a test summary of the main job (in memory), the single model with the best training record."""
 

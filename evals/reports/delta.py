@@ -97,7 +97,8 @@ def _gradient(figure: Figure, at: np.ndarray) -> np.ndarray | None:
     """Central differences of `figure` at `at` (None where it is undefined nearby)."""
     gradient = np.zeros_like(at)
     for j in range(at.size):
-        step = _STEP * max(1.0, abs(at[j]))
+        # Relative to the coordinate: costs are fractions of a cent, accuracies fractions of one.
+        step = _STEP * abs(at[j]) if at[j] != 0 else _STEP * 1e-3
         up, down = at.copy(), at.copy()
         up[j] += step
         down[j] -= step

@@ -31,9 +31,9 @@ def write_frontier(out: Path, found: Frontier, title: str) -> list[str]:
 
 
 def _points(value: Estimate, scale: float = 100.0, signed: bool = True, unit: str = " points",
-            digits: int = 1) -> str:
+            digits: int = 1, missing: str = "n/a") -> str:
     if value.value is None:
-        return "not reached"
+        return missing
     sign = "+" if signed else ""
     text = f"{value.value * scale:{sign}.{digits}f}{unit}"
     if value.ci95 is not None:
@@ -69,7 +69,7 @@ def versus_lines(found: Versus) -> list[str]:
     best = found.best_single.removeprefix("single:")
 
     def qnc(estimate: Estimate) -> str:
-        return _points(estimate, scale=1.0, unit="×", signed=False, digits=2)
+        return _points(estimate, scale=1.0, unit="×", signed=False, digits=2, missing="not reached")
 
     return [
         f"budgets: nine from a tenth of {best}'s cost (${found.best_single_cost_usd:.4f} per item) to it",

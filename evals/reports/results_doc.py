@@ -36,10 +36,10 @@ def _interval(ci: Sequence[float] | None, scale: float = 100.0, signed: bool = T
 
 
 def _estimate(estimate: Mapping[str, Any], scale: float = 100.0, signed: bool = True, digits: int = 1,
-              unit: str = "") -> str:
+              unit: str = "", missing: str = "n/a") -> str:
     value = estimate.get("value")
     if value is None:
-        return "not reached"
+        return missing
     sign = "+" if signed else ""
     return f"{value * scale:{sign}.{digits}f}{unit}" + _interval(estimate.get("ci95"), scale, signed, digits)
 
@@ -57,7 +57,7 @@ def _figures(frontiers: Mapping[str, Mapping[str, Any]], titles: Mapping[str, st
             f"| {titles.get(stem, stem)} ({found['items']} composites) | {_model(found['best_single'])} "
             f"(${found['best_single_cost_usd']:.4f}) | {_estimate(found['mean_gain'])} | "
             f"{_estimate(found['worst_gap'])} (${found['worst_budget']:.4f}) | "
-            f"{_estimate(found['qnc'], scale=1.0, signed=False, digits=2, unit='×')} | "
+            f"{_estimate(found['qnc'], scale=1.0, signed=False, digits=2, unit='×', missing='not reached')} | "
             f"{_estimate(found['gap_closed'], signed=True, digits=0, unit=' %')} |")
     return "\n".join(lines)
 
@@ -100,7 +100,7 @@ def _versus(found: Mapping[str, Any]) -> str:
     best = _model(found["best_single"])
 
     def qnc(estimate: Mapping[str, Any]) -> str:
-        return _estimate(estimate, scale=1.0, signed=False, digits=2, unit="×")
+        return _estimate(estimate, scale=1.0, signed=False, digits=2, unit="×", missing="not reached")
 
     return "\n".join([
         "| figure | value [95 % CI] |", "| --- | --- |",

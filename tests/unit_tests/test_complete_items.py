@@ -191,6 +191,10 @@ def test_comparison_rows_of_the_demo_carry_the_complete_items(bench):
                                    {**summaries["B"], "best_on_training": True}])
     assert [row["method"] for row in marked] == ["reso", "best single model on the test (chosen with its labels): A",
                                                  "best single model on the training record: B"]
+    both = comparison_rows(out, [{**summaries["reso"], "label": "reso"}, {**summaries["A"], "best_on_training": True},
+                                 summaries["B"]])
+    assert [row["method"] for row in both] == [
+        "reso", "best single model on the test (chosen with its labels): A (also the best training record)"]
     assert rows[0]["n_complete"] == 2 and rows[0]["accuracy_complete"] == 0.5
     assert rows[0]["gain_by_cause"]["lost_missing_recording"] == -1
 

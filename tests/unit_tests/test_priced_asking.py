@@ -14,12 +14,13 @@ from reso.agents.selection.selector import Candidate
 from reso.graphs.asking import Asked
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
-from reso.graphs.dag import TaskDAG
+from reso.graphs.dag import StepRole, TaskDAG
 from reso.graphs.escalation import AskingRule, FixedK, policy_for
 from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.graphs.run import DagRun
 from reso.graphs.settings import ReSoSettings
+from reso.graphs.subtask import MIN_VALUE_USD, Subtask
 from reso.reward.peer_errors import PairCounts, PeerErrors
 
 
@@ -170,16 +171,23 @@ def _record(step: str, value: str | None, score: float | None) -> StepRecord:
                       candidates=candidates)
 
 
-def test_a_steps_answer_is_worth_the_questions_value_times_the_chance_the_others_so_far_are_right():
+def test_a_steps_answer_is_worth_the_questions_value_times_the_chance_its_ancestors_are_right():
     dag = TaskDAG.from_steps([{"id": "a", "instruction": "a"}, {"id": "b", "instruction": "b"},
                               {"id": "c", "instruction": "c", "depends_on": ["a"]},
-                              {"id": "final", "instruction": "a*b*c", "depends_on": ["a", "b", "c"]}])
+                              {"id": "d", "instruction": "d", "depends_on": ["c", "b"]},
+                              {"id": "final", "instruction": "a*b*d", "depends_on": ["a", "b", "d"]}])
     run = DagRun(RunContext(settings=ReSoSettings()), dag, budget=Budget())
     done = {"a": _record("a", "4", 0.8), "b": _record("b", "5", 0.5)}
-    assert run.standing("c", done) == pytest.approx(0.4)
-    assert run.standing("a", done) == pytest.approx(0.5)  # its own answer does not count
-    assert run.standing("c", {}) == 1.0
-    assert run.standing("c", {**done, "b": _record("b", None, None)}) == 0.0  # a failed step loses the question
-    # The integration step is the exact tool's, right whenever its inputs are: it does not count.
-    assert run.standing("c", {**done, "final": _record("final", "80", 0.1)}) == pytest.approx(0.4)
-    assert run.subtask("c", done).standing == pytest.approx(0.4)
+    # An unrelated branch (b) does not count, however it went or whether it finished first.
+    assert run.standing("c", done) == pytest.approx(0.8)
+    assert run.standing("c", {"a": done["a"]}) == pytest.approx(0.8)
+    assert run.standing("a", done) == 1.0  # its own answer does not count, nor do later steps
+    assert run.standing("d", {**done, "c": _record("c", "2", 0.5)}) == pytest.approx(0.8 * 0.5 * 0.5)
+    assert run.standing("c", {"a": _record("a", None, None)}) == 0.0  # a failed ancestor loses the question
+    assert run.subtask("c", done).standing == pytest.approx(0.8)
+
+
+def test_a_steps_answer_value_is_floored_and_an_infinite_question_stays_infinite():
+    assert Subtask(id="c", instruction="c", role=StepRole.SUB_QUESTION, standing=0.0).answer_value(math.inf) == math.inf
+    assert Subtask(id="c", instruction="c", role=StepRole.SUB_QUESTION, standing=0.0).answer_value(1.0) == MIN_VALUE_USD
+    assert Subtask(id="c", instruction="c", role=StepRole.SUB_QUESTION, standing=0.5).answer_value(1.0) == pytest.approx(0.5)
