@@ -1,5 +1,5 @@
 """What every asking policy of the fine stage shares: the protocol, what a policy is shown of an answer, and
-how it reads a candidate's model and record.
+how it reads a candidate's model and record, and which asked models' other roles would add nothing.
 
 The policies themselves: the paper's fixed k, the confidence-threshold stage and the cascade
 (`reso.graphs.escalation`), and asking that pays for itself (`reso.graphs.priced_asking`).
@@ -11,10 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from reso.agents.profiles import Provider
 from reso.agents.selection.selector import Candidate
 from reso.reward.reliability_vote import record_reliability
 
-__all__ = ["Asked", "AskingPolicy", "Reliability", "known_records", "model_of", "record_of"]
+__all__ = ["Asked", "AskingPolicy", "Reliability", "known_records", "model_of", "record_of", "settled_models"]
 
 # Asked for only when a policy needs it: reading every offered model's record costs DADB queries.
 Reliability = Callable[[], Sequence[float] | None]
@@ -65,6 +66,23 @@ def record_of(candidate: Candidate) -> float:
 
 def model_of(candidate: Candidate) -> str:
     return candidate.agent.model.spec
+
+
+ROLE_BLIND = frozenset({Provider.REPLAY, Provider.TOOL})
+"""Providers whose answer to a question is the same in every role: a recording, an exact tool."""
+
+
+def settled_models(candidates: Sequence[Candidate], asked: Sequence[Asked]) -> set[str]:
+    """The models (`model_of`) another role of which would add nothing to the answers so far: each asked model
+    that answered (a second role's mistakes go with the first's: not a check) and each role-blind one asked
+    (`ROLE_BLIND`: it would give the same answer, or the same failure, again). A live model whose call gave
+    no answer (an unreadable one, a timeout) stays open: another role is another prompt, a fair second try."""
+    settled = set()
+    for a in asked:
+        candidate = candidates[a.index]
+        if a.value is not None or candidate.agent.model.provider in ROLE_BLIND:
+            settled.add(model_of(candidate))
+    return settled
 
 
 def known_records(candidates: Sequence[Candidate], reliability: Reliability | None) -> Sequence[float]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from reso.agents.selection.selector import Candidate
-from reso.graphs.asking import Asked, AskingPolicy, Reliability, known_records, model_of
+from reso.graphs.asking import Asked, AskingPolicy, Reliability, known_records, model_of, settled_models
 from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
 from reso.reward.answers import answers_match
 from reso.reward.peer_errors import PeerErrors
@@ -168,8 +168,7 @@ class Adaptive:
         if best is not None and best >= self.confidence:
             return []
         done = {a.index for a in asked}
-        # Another role of a model already asked would replay or repeat the same answer, not check it.
-        models = {model_of(candidates[a.index]) for a in asked}
+        models = settled_models(candidates, asked)
         rest = [i for i in range(len(candidates)) if i not in done and model_of(candidates[i]) not in models]
         if not rest:
             return []

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reso.agents.selection.selector import Candidate
-from reso.graphs.asking import Asked, Reliability, known_records, model_of
+from reso.graphs.asking import Asked, Reliability, known_records, model_of, settled_models
 from reso.reward.peer_errors import PeerErrors
 
 __all__ = ["DEFAULT_K_MAX", "PricedAsking", "expected_price"]
@@ -196,11 +196,11 @@ class PricedAsking:
         if p >= 1.0:
             return []
         plan = self.plan(candidates, known_records(candidates, reliability))
-        # Another role of a model already asked would replay or repeat the same answer, not check it.
         allowed = np.zeros(len(candidates), dtype=bool)
         allowed[_fitting(candidates)] = True
-        for a in asked:
-            allowed &= ~plan.same_model[a.index]
+        settled = settled_models(candidates, asked)
+        allowed &= np.array([model_of(c) not in settled for c in candidates], dtype=bool)
+        allowed[[a.index for a in asked]] = False
         if not allowed.any():
             return []
         kept = best.index if best is not None else asked[0].index if asked else 0

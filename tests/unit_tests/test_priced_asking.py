@@ -15,7 +15,7 @@ from reso.graphs.asking import Asked
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import StepRole, TaskDAG
-from reso.graphs.escalation import AskingRule, FixedK, policy_for
+from reso.graphs.escalation import Adaptive, AskingRule, FixedK, policy_for
 from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.graphs.run import DagRun
@@ -61,6 +61,24 @@ def test_asking_stops_at_k_max_and_never_asks_a_model_twice():
     assert policy.more([CHEAP, other_role, STRONG], [Asked(0, "4", 0.2)], _records(0.5, 0.5, 0.9)) == [2]
     assert policy.more([CHEAP, STRONG], [Asked(0, "4", 0.2), Asked(1, "5", 0.3)], _records(*RECORDS)) == []
     assert policy.more([CHEAP, other_role], [Asked(0, "4", 0.2)], _records(0.5, 0.5)) == []
+
+
+def test_a_live_model_whose_call_gave_nothing_is_tried_again_in_another_role_a_recording_is_not():
+    policy = PricedAsking(answer_value_usd=1.0)
+    live, live_again = _cand("local", 0.0), _cand("local", 0.0, role="Geometry")
+    assert policy.more([live, live_again], [Asked(0, None, None)], _records(0.5, 0.5)) == [1]
+    assert policy.more([live, live_again], [Asked(0, "4", 0.2)], _records(0.5, 0.5)) == []  # not a check
+    assert policy.more([live, live_again], [Asked(0, None, None), Asked(1, None, None)], _records(0.5, 0.5)) == []
+    pool = pool_from_dict({"name": "replayed", "agents": [
+        {"id": f"m/{role}", "model": {"spec": "replay:answers.jsonl#m", "price_in": 1.0, "price_out": 2.0},
+         "role": role, "profile": "Solves algebra."}
+        for role in ("Algebra", "Geometry")]})
+    recorded = [Candidate(pool.get(f"m/{role}"), 1.0, {"mean_cost": 0.0}) for role in ("Algebra", "Geometry")]
+    # A recording gives the same answer, or the same missing one, in every role.
+    assert policy.more(recorded, [Asked(0, None, None)], _records(0.5, 0.5)) == []
+    assert Adaptive(confidence=0.9, k_max=3).more(recorded, [Asked(0, None, None)], _records(0.5, 0.5)) == []
+    assert Adaptive(confidence=0.9, k_max=3).more([live, live_again], [Asked(0, None, None)],
+                                                  _records(0.5, 0.5)) == [1]
 
 
 def test_the_check_is_read_where_the_first_model_was_wrong_from_how_their_mistakes_go_together():
