@@ -1,7 +1,7 @@
 """Scorer registry: build any CRM scorer from a spec string, a mapping or a blend YAML file.
 
 Specs: "rule", "consensus", "reliability[:q]", "steps", "judge:<model spec>", "prm:<checkpoint>", "small:<dir>",
-"staged:<dir>", "calibrated:<dir>", "peer:<dir>", "blend:<file.yaml>", a path to a blend YAML file, a mapping
+"staged:<dir>", "calibrated:<dir>", "peer:<dir>", "signals:<dir>", "blend:<file.yaml>", a path to a blend YAML file, a mapping
 `{kind: <spec>, <setting>: …}`, or a mapping with a `scorers` list (an inline blend). The text after the first ":" is the factory's one positional
 argument; mapping keys are its keyword settings and must be ones it accepts.
 
@@ -39,6 +39,7 @@ _FACTORIES: dict[str, ScorerFactory | str] = {
     "calibrated": "reso.reward.calibrated_crm:CalibratedScorer",
     "reliability": "reso.reward.reliability_vote:ReliabilityVoteScorer",
     "peer": "reso.reward.peer_posterior:PeerPosteriorScorer",
+    "signals": "reso.reward.signals_judge:SignalsJudge",
 }
 _LOCK = threading.Lock()
 _BLENDS_BEING_BUILT = threading.local()

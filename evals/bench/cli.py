@@ -379,3 +379,37 @@ def scale_command(
         typer.echo(f"error: {str(error).splitlines()[0]}", err=True)
         raise typer.Exit(1) from None
     emit(report, json_output, render_table)
+
+
+@app.command("judge")
+def judge_command(
+    train_questions: list[str] = typer.Option(..., help="Recorded, labelled answers the judge learns from (the "
+                                              "many-model replay JSONL of the vendored recordings, or labelled "
+                                              "records); repeat for several files.", show_default=False),
+    test_questions: list[str] = typer.Option(..., help="Recorded answers to other questions, scored; repeat for "
+                                             "several files.", show_default=False),
+    models: str = typer.Option("", help="Comma-separated models whose answers are chosen among (default: the "
+                               "--top best training records among models that answered 90 % of the training "
+                               "questions)."),
+    top: int = typer.Option(5, min=2, help="How many models by default."),
+    embedder: str = typer.Option("minilm", help="Embedder of the questions (`reso.agents.selection.embeddings`)."),
+    crm: str = typer.Option("", help="A CRM spec whose score of each answer is one more input (default: none)."),
+    seed: int = typer.Option(0, help="Seed of the judge's folds."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """The signals judge's pick among K models' recorded answers to held-out questions, beside the best fixed
+    model, the plurality, the reliability-weighted vote and the oracle, with intervals, and the judge's AUC and
+    calibration error (`reso.evals.bench.judge`)."""
+    from pathlib import Path
+
+    from reso.evals.bench.judge import JudgeBenchError, render_table, run_judge_bench
+    from reso.evals.cli.errors import fail
+    from reso.reward.config_error import ScorerConfigError
+
+    try:
+        report = run_judge_bench([Path(p) for p in train_questions], [Path(p) for p in test_questions],
+                                 models=comma_parts(models) or None, count=top, embedder=embedder, crm=crm or None,
+                                 seed=seed, progress=lambda line: typer.echo(line, err=True))
+    except (JudgeBenchError, ScorerConfigError) as error:
+        fail(error)
+    emit(report, json_output, render_table)

@@ -1,0 +1,219 @@
+"""`reso bench judge`: how well the signals judge picks among K models' recorded answers, beside the votes.
+
+The judge (`reso.reward.signals_judge`) is fitted on the training files' labelled answers only, the team
+being the K models; on every test question it scores the K recorded answers and its pick is the most likely
+one. Beside it, on the same questions: the best fixed model (the best training record among the K), the
+plurality of the K (a tie goes to the group holding the best-recorded model), the reliability-weighted vote
+(`reliability`: each model's training record as its weight) and the oracle (right when any of the K is: a
+bound that reads the labels). Each accuracy has its Wilson interval; the judge's gain over the plurality
+and over the best fixed model has its paired bootstrap interval. The judge's probabilities are graded over
+every test answer: AUC (does a right answer score above a wrong one) and the expected calibration error
+(ten equal bins). A test question that is also a training question is refused, as is a named model the
+files never recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reso.reward.records import LabelledRecord, question_key
+
+METHODS = ("judge", "best_fixed", "plurality", "weighted_vote", "oracle")
+DEFAULT_MODELS = 5
+COVERAGE = 0.9
+"""A model chosen by default must have recorded answers to this share of the training questions."""
+ECE_BINS = 10
+
+
+class JudgeBenchError(ValueError):
+    """Bad input to the bench: a message naming the file or model."""
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side's answers: question key -> model -> record, and each question's text."""
+
+    answers: dict[str, dict[str, LabelledRecord]]
+    texts: dict[str, str]
+
+    @classmethod
+    def of(cls, records: Sequence[LabelledRecord]) -> _Side:
+        answers: dict[str, dict[str, LabelledRecord]] = {}
+        texts: dict[str, str] = {}
+        for record in records:
+            if record.model:
+                key = question_key(record)
+                answers.setdefault(key, {}).setdefault(record.model, record)
+                texts.setdefault(key, record.instruction)
+        return cls(answers, texts)
+
+    def record(self, model: str) -> tuple[int, int]:
+        """(right, questions) of `model` over every question of the side: one it skipped counts as wrong."""
+        return sum(a[model].label for a in self.answers.values() if model in a), len(self.answers)
+
+    def coverage(self, model: str) -> float:
+        return sum(model in a for a in self.answers.values()) / max(len(self.answers), 1)
+
+
+def _load(paths: Sequence[Path], option: str) -> list[LabelledRecord]:
+    from reso.reward.records import RecordFormatError, load_record_files
+
+    if not paths:
+        raise JudgeBenchError(f"{option}: name at least one file")
+    for path in paths:
+        if not Path(path).is_file():
+            raise JudgeBenchError(f"{option} {path}: no such file")
+    try:
+        return load_record_files([str(p) for p in paths])
+    except RecordFormatError as error:
+        raise JudgeBenchError(str(error)) from error
+
+
+def choose_models(train: _Side, test: _Side, models: Sequence[str] | None, count: int) -> list[str]:
+    """The named models (each recorded on both sides), or the `count` best training records among the models
+    that answered at least COVERAGE of the training questions and some test question."""
+    recorded = {m for a in train.answers.values() for m in a}
+    tested = {m for a in test.answers.values() for m in a}
+    if models:
+        for model in models:
+            if model not in recorded or model not in tested:
+                side = "training" if model not in recorded else "test"
+                raise JudgeBenchError(f"--models: {model!r} has no recorded answer on the {side} side")
+        return list(models)
+    eligible = [m for m in recorded & tested if train.coverage(m) >= COVERAGE]
+    if len(eligible) < 2:
+        raise JudgeBenchError("fewer than two models answered 90 % of the training questions: name them with "
+                              "--models")
+    return sorted(eligible, key=lambda m: (-train.record(m)[0], m))[:count]
+
+
+def _pick(scores: Sequence[float], ranks: Sequence[int]) -> int:
+    """The index of the highest score; a tie goes to the better-ranked model (lower rank)."""
+    return max(range(len(scores)), key=lambda i: (scores[i], -ranks[i]))
+
+
+def expected_calibration_error(probabilities: np.ndarray, labels: np.ndarray, bins: int = ECE_BINS) -> float:
+    """Mean |share right − mean probability| over equal-width probability bins, weighted by their answers."""
+    edges = np.minimum((probabilities * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        inside = edges == b
+        if inside.any():
+            total += inside.sum() * abs(labels[inside].mean() - probabilities[inside].mean())
+    return float(total / max(len(labels), 1))
+
+
+def _score_question(judge: Any, voter: Any, answers: dict[str, LabelledRecord], team: Sequence[str],
+                    train: _Side, key: str) -> tuple[dict[str, bool], list[tuple[float, int]]]:
+    """Each method's verdict on one test question, and the judge's (probability, label) of each answer."""
+    from reso.reward.base import ScoreItem
+
+    present = [m for m in team if m in answers]
+    verdict = {method: False for method in METHODS}
+    verdict["best_fixed"] = bool(team[0] in answers and answers[team[0]].label)
+    if not present:
+        return verdict, []
+    items = [ScoreItem(subtask=answers[m].instruction, answer=answers[m].answer, agent_id=m, model=m,
+                       group=key, record=train.record(m)) for m in present]
+    ranks = [team.index(m) for m in present]
+    labels = [answers[m].label for m in present]
+    judged = [s.value for s in judge.score_detailed(items)]
+    verdict["judge"] = bool(labels[_pick(judged, ranks)])
+    verdict["weighted_vote"] = bool(labels[_pick(voter.score(items), ranks)])
+    verdict["plurality"] = bool(labels[_plurality(items, ranks)])
+    verdict["oracle"] = any(labels)
+    return verdict, list(zip(judged, labels, strict=True))
+
+
+def _plurality(items: Sequence[Any], ranks: Sequence[int]) -> int:
+    from reso.reward.answers import extract_answer
+    from reso.reward.signals_judge import agreeing_groups
+
+    values = [extract_answer(item.answer) for item in items]
+    groups = agreeing_groups(values, [item.model for item in items])
+    if not groups:
+        return min(range(len(items)), key=lambda i: ranks[i])
+    best = max(groups, key=lambda g: (len(g), -min(ranks[i] for i in g)))
+    return min(best, key=lambda i: ranks[i])
+
+
+def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, models: Sequence[str] | None = None,
+                    count: int = DEFAULT_MODELS, embedder: str = "minilm", crm: str | None = None, seed: int = 0,
+                    progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """The bench's report (module docstring): `rows`, `auc`, `ece`, `n` and what it ran on.
+
+    Raises:
+        JudgeBenchError: A missing or malformed file, a model not recorded, or test questions in training.
+    """
+    from reso.agents.selection.embeddings import load_embedder
+    from reso.reward.registry import build_scorer
+    from reso.reward.reliability_vote import ReliabilityVoteScorer
+    from reso.reward.training.signals_judge_fit import fit_signals_judge
+
+    train_records, test_records = _load(train_paths, "--train-questions"), _load(test_paths, "--test-questions")
+    train, test = _Side.of(train_records), _Side.of(test_records)
+    shared = {" ".join(t.split()) for t in train.texts.values()} & {" ".join(t.split()) for t in test.texts.values()}
+    if shared:
+        raise JudgeBenchError(f"{len(shared)} test questions are also training questions: the bench needs "
+                              "questions the judge never saw")
+    team = choose_models(train, test, models, count)
+    progress(f"fitting the judge on {len(train.answers)} training questions ({len(train_records)} answers); "
+             f"team: {', '.join(team)}")
+    judge = fit_signals_judge(train_records, load_embedder(embedder), team=team,
+                              base=build_scorer(crm) if crm else None, base_spec=crm or "", seed=seed)
+    voter = ReliabilityVoteScorer()
+    correct: dict[str, list[bool]] = {method: [] for method in METHODS}
+    graded: list[tuple[float, int]] = []
+    for key, answers in test.answers.items():
+        verdict, pairs = _score_question(judge, voter, answers, team, train, key)
+        for method in METHODS:
+            correct[method].append(verdict[method])
+        graded.extend(pairs)
+    return _report(correct, graded, team, len(train.answers))
+
+
+def _report(correct: dict[str, list[bool]], graded: Sequence[tuple[float, int]], team: Sequence[str],
+            train_questions: int) -> dict[str, Any]:
+    from sklearn.metrics import roc_auc_score
+
+    from reso.evals.reports.stats import paired_bootstrap, wilson_interval
+
+    n = len(correct["judge"])
+    rows = [{"method": method, "accuracy": sum(correct[method]) / n if n else math.nan,
+             "ci95": wilson_interval(sum(correct[method]), n)} for method in METHODS]
+    matrix = np.asarray([correct[m] for m in ("judge", "plurality", "best_fixed")], dtype=float)
+    gains = {}
+    if n:
+        for reference, name in ((1, "judge_minus_plurality"), (2, "judge_minus_best_fixed")):
+            paired = paired_bootstrap(matrix, np.ones_like(matrix), reference=reference)[0]
+            gains[name] = {"points": 100 * paired.accuracy_diff,
+                           "ci95": [100 * v for v in paired.accuracy_diff_ci95 or [math.nan, math.nan]]}
+    probabilities = np.asarray([p for p, _ in graded])
+    labels = np.asarray([label for _, label in graded])
+    auc = float(roc_auc_score(labels, probabilities)) if len(set(labels.tolist())) == 2 else None
+    ece = expected_calibration_error(probabilities, labels) if len(labels) else None
+    return {"rows": rows, "auc": auc, "ece": ece, "n": n, **gains, "models": list(team),
+            "train_questions": train_questions, "answers_graded": len(graded)}
+
+
+def render_table(report: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"The judge's pick among {len(report['models'])} models' answers, {report['n']} test "
+                        f"questions (AUC {_number(report['auc'])}, ECE {_number(report['ece'])})")
+    for column in ("method", "accuracy", "95 % interval"):
+        table.add_column(column)
+    for row in report["rows"]:
+        low, high = row["ci95"] or (math.nan, math.nan)
+        table.add_row(row["method"], f"{row['accuracy']:.1%}", f"[{low:.1%}, {high:.1%}]")
+    return table
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
