@@ -392,6 +392,8 @@ def judge_command(
                                "--top best training records among models that answered 90 % of the training "
                                "questions)."),
     top: int = typer.Option(5, min=2, help="How many models by default."),
+    pool: str = typer.Option("", help="A pool file whose models the default team is taken from (default: every "
+                             "recorded model)."),
     embedder: str = typer.Option("minilm", help="Embedder of the questions (`reso.agents.selection.embeddings`)."),
     crm: str = typer.Option("", help="A CRM spec whose score of each answer is one more input (default: none)."),
     seed: int = typer.Option(0, help="Seed of the judge's folds."),
@@ -408,7 +410,8 @@ def judge_command(
 
     try:
         report = run_judge_bench([Path(p) for p in train_questions], [Path(p) for p in test_questions],
-                                 models=comma_parts(models) or None, count=top, embedder=embedder, crm=crm or None,
+                                 models=comma_parts(models) or None, count=top,
+                                 pool=Path(pool) if pool else None, embedder=embedder, crm=crm or None,
                                  seed=seed, progress=lambda line: typer.echo(line, err=True))
     except (JudgeBenchError, ScorerConfigError) as error:
         fail(error)

@@ -5,7 +5,8 @@ being the K models; on every test question it scores the K recorded answers and 
 one. Beside it, on the same questions: the best fixed model (the best training record among the K), the
 plurality of the K (a tie goes to the group holding the best-recorded model), the reliability-weighted vote
 (`reliability`: each model's training record as its weight) and the oracle (right when any of the K is: a
-bound that reads the labels). Each accuracy has its Wilson interval; the judge's gain over the plurality
+bound that reads the labels). By default the K models are the best training records, among a pool file's
+models when one is named (`--pool agents/data/open_pool.yaml`: the open-weight models). Each accuracy has its Wilson interval; the judge's gain over the plurality
 and over the best fixed model has its paired bootstrap interval. The judge's probabilities are graded over
 every test answer: AUC (does a right answer score above a wrong one) and the expected calibration error
 (ten equal bins). A test question that is also a training question is refused, as is a named model the
@@ -75,9 +76,11 @@ def _load(paths: Sequence[Path], option: str) -> list[LabelledRecord]:
         raise JudgeBenchError(str(error)) from error
 
 
-def choose_models(train: _Side, test: _Side, models: Sequence[str] | None, count: int) -> list[str]:
+def choose_models(train: _Side, test: _Side, models: Sequence[str] | None, count: int,
+                  allowed: set[str] | None = None) -> list[str]:
     """The named models (each recorded on both sides), or the `count` best training records among the models
-    that answered at least COVERAGE of the training questions and some test question."""
+    (of `allowed`, when given) that answered at least COVERAGE of the training questions and some test
+    question."""
     recorded = {m for a in train.answers.values() for m in a}
     tested = {m for a in test.answers.values() for m in a}
     if models:
@@ -86,11 +89,21 @@ def choose_models(train: _Side, test: _Side, models: Sequence[str] | None, count
                 side = "training" if model not in recorded else "test"
                 raise JudgeBenchError(f"--models: {model!r} has no recorded answer on the {side} side")
         return list(models)
-    eligible = [m for m in recorded & tested if train.coverage(m) >= COVERAGE]
+    eligible = [m for m in recorded & tested if train.coverage(m) >= COVERAGE and (allowed is None or m in allowed)]
     if len(eligible) < 2:
         raise JudgeBenchError("fewer than two models answered 90 % of the training questions: name them with "
                               "--models")
     return sorted(eligible, key=lambda m: (-train.record(m)[0], m))[:count]
+
+
+def _pool_models(path: Path) -> set[str]:
+    """The model names of the pool file `path` (a replay model's name is its recorded model's)."""
+    from reso.agents.pool import PoolError, load_pool
+
+    try:
+        return {agent.model.model_name for agent in load_pool(path)}
+    except (OSError, PoolError) as error:
+        raise JudgeBenchError(f"--pool: {error}") from error
 
 
 def _pick(scores: Sequence[float], ranks: Sequence[int]) -> int:
@@ -144,8 +157,8 @@ def _plurality(items: Sequence[Any], ranks: Sequence[int]) -> int:
 
 
 def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, models: Sequence[str] | None = None,
-                    count: int = DEFAULT_MODELS, embedder: str = "minilm", crm: str | None = None, seed: int = 0,
-                    progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+                    count: int = DEFAULT_MODELS, pool: Path | None = None, embedder: str = "minilm",
+                    crm: str | None = None, seed: int = 0, progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """The bench's report (module docstring): `rows`, `auc`, `ece`, `n` and what it ran on.
 
     Raises:
@@ -162,7 +175,7 @@ def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, 
     if shared:
         raise JudgeBenchError(f"{len(shared)} test questions are also training questions: the bench needs "
                               "questions the judge never saw")
-    team = choose_models(train, test, models, count)
+    team = choose_models(train, test, models, count, _pool_models(pool) if pool is not None else None)
     progress(f"fitting the judge on {len(train.answers)} training questions ({len(train_records)} answers); "
              f"team: {', '.join(team)}")
     judge = fit_signals_judge(train_records, load_embedder(embedder), team=team,

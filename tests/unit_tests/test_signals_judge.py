@@ -144,3 +144,15 @@ def test_the_bench_prints_one_json_object_with_the_issues_fields(sides):
     # By default the four models are taken by their training records, best first.
     assert sorted(report["models"]) == sorted(TEAM) and report["n"] == 200
     assert {row["method"] for row in report["rows"]} == set(METHODS)
+
+
+def test_the_default_team_comes_from_a_pool_files_models_when_one_is_named(sides, tmp_path):
+    train, test = sides
+    pool = tmp_path / "pool.yaml"
+    pool.write_text("name: specialists\nmodels:\n" + "".join(
+        f"  - spec: \"replay:{train}#{model}\"\n    name: {model}\n    price_in: 1\n    price_out: 1\n" for model in ("geo", "alg"))
+        + "roles: [Algebra]\n", encoding="utf-8")
+    report = run_judge_bench([train], [test], pool=pool, embedder="hash:64")
+    assert sorted(report["models"]) == ["alg", "geo"]
+    with pytest.raises(ValueError, match="--pool: .*nowhere.yaml"):
+        run_judge_bench([train], [test], pool=tmp_path / "nowhere.yaml", embedder="hash:64")
