@@ -128,7 +128,7 @@ def fitted_reso(config: DemoConfig, judged: ReSoSettings, team: Team, train_set:
     labelled = of_questions(answers, own) or run_records
     judged = judged.replace(skills=fit_skills(labelled, out / "skills", judged.embedder))
     stage = choose_stage(config, judged, team, train_set, train, answers, run_records, out, progress, own)
-    stages = stage_changes(judged.scorer, labelled, out)
+    stages = stage_changes(judged.scorer, labelled, out, judged.embedder)
     return judged.replace(**stages[stage]), stage, stages
 
 

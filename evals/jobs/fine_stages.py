@@ -10,6 +10,9 @@ the answers, which is what that gain is read from:
   with those asked.
 - `peer on records`: the same, each answer weighed by its model's training record instead of the CRM's
   judgement of it.
+- `judge`: the signals judge (`reso.reward.signals_judge`) weighs each group of agreeing answers by its
+  models' records on the nearest training questions, the answers' texts and how the models' mistakes go
+  together, fitted on the same labelled answers.
 
 `choose_on_validation` (`reso.evals.jobs.validation`) picks one on a validation part of the training side;
 where that cannot run (no recorded answers to refit the CRM on), `choose_by_record` applies a rule read from
@@ -38,6 +41,7 @@ class Stage(StrEnum):
     CRM = "crm"
     PEER = "peer"
     PEER_ON_RECORDS = "peer on records"
+    JUDGE = "judge"
 
 
 # What a lone answer is worth by its model's record alone: the reliability vote scores one answer so.
@@ -46,22 +50,27 @@ RECORDS_ONLY = "reliability"
 
 # How the tables name a ReSo row run with each stage.
 STAGE_LABELS: dict[Stage, str] = {Stage.CRM: "CRM stage", Stage.PEER: "peer stage",
-                                  Stage.PEER_ON_RECORDS: "peer stage on records"}
+                                  Stage.PEER_ON_RECORDS: "peer stage on records", Stage.JUDGE: "judge stage"}
 
 
-def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path) -> dict[Stage, dict[str, Any]]:
+def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path,
+                  embedder: str = "minilm") -> dict[Stage, dict[str, Any]]:
     """Each stage's changes to ReSo's test settings, given the fitted CRM `crm`. The two peer posteriors
     share one pairwise error table, counted on `answers` (labelled answers of the pool's models to the
-    training side's questions), and are saved under `folder`."""
+    training side's questions), and the judge is fitted on them (its question skills embedded by `embedder`);
+    all are saved under `folder`."""
+    from reso.agents.selection.embeddings import load_embedder
     from reso.reward.peer_errors import PeerErrors
     from reso.reward.peer_posterior import save_peer_posterior
+    from reso.reward.training.signals_judge_fit import fit_signals_judge
 
     errors = PeerErrors.fit(answers)
     on_crm, on_records = folder / "crm-peer", folder / "crm-peer-records"
     save_peer_posterior(on_crm, crm, errors)
     save_peer_posterior(on_records, RECORDS_ONLY, errors)
+    judge = fit_signals_judge(answers, load_embedder(embedder)).save(folder / "judge")
     return {Stage.CRM: {"scorer": crm}, Stage.PEER: {"scorer": f"peer:{on_crm}"},
-            Stage.PEER_ON_RECORDS: {"scorer": f"peer:{on_records}"}}
+            Stage.PEER_ON_RECORDS: {"scorer": f"peer:{on_records}"}, Stage.JUDGE: {"scorer": f"signals:{judge}"}}
 
 
 def choose_by_record(team: Team) -> tuple[Stage, str]:

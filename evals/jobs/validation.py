@@ -8,8 +8,10 @@ calibration on the training run's records of the other questions) and fits each 
 the same answers. Its DADB is the training run's as it stood before the validation composites
 (`snapshot_dadb`, taken when training reaches them: training answers the composites one at a time, in
 order), so no record it reads was learned on them.
-Each stage then answers the validation composites in test mode, and the most accurate wins (the cheaper on
-a tie). What each scored is written to `validation/choice.json` beside the benchmark's runs.
+Each stage then answers the validation composites in test mode. Fifty composites tell two stages apart
+only by a wide margin, so the cheapest stage is kept unless a dearer one is more accurate by more than the
+95 % interval of the paired difference (`prefer_cheaper`): a stage that only seems better costs money for
+nothing on the test. What each scored is written to `validation/choice.json` beside the benchmark's runs.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from reso.evals.jobs.crm_fit import fit_skills, of_questions
 from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage, stage_changes
 from reso.evals.methods import parse_method
 from reso.evals.reports.recordings import original_questions
+from reso.evals.results import finished_rows
 from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import build_team
@@ -38,6 +41,33 @@ VALIDATION_SHARE = 0.25
 
 
 @dataclass(frozen=True)
+class StageRun:
+    """One stage on the validation composites: accuracy, USD, and whether each composite was answered right."""
+
+    accuracy: float
+    usd: float
+    correct: tuple[bool, ...]
+
+
+def prefer_cheaper(runs: dict[Stage, StageRun]) -> tuple[Stage, str]:
+    """The cheapest stage, replaced by a dearer one (in order of cost) only where that one's paired gain in
+    accuracy over the stage kept so far has a 95 % bootstrap interval above zero; and why."""
+    import numpy as np
+
+    from reso.evals.reports.stats import paired_bootstrap
+
+    order = sorted(runs, key=lambda stage: (runs[stage].usd, list(Stage).index(stage)))
+    kept = order[0]
+    for dearer in order[1:]:
+        matrix = np.asarray([runs[kept].correct, runs[dearer].correct], dtype=float)
+        gain = paired_bootstrap(matrix, np.ones_like(matrix), reference=0)[1]
+        if gain.accuracy_diff_ci95 is not None and gain.accuracy_diff_ci95[0] > 0:
+            kept = dearer
+    return kept, ("the cheapest, unless a dearer stage is more accurate by more than the 95 % interval of the "
+                  "paired difference")
+
+
+@dataclass(frozen=True)
 class StageChoice:
     """The stage validation chose, and each stage's accuracy and cost on the validation composites."""
 
@@ -45,12 +75,13 @@ class StageChoice:
     composites: int
     scores: dict[str, tuple[float, float]]
     """Stage → (accuracy, USD) on the validation composites."""
+    rule: str = ""
 
     @property
     def why(self) -> str:
         shown = "; ".join(f"{stage} {accuracy:.1%} for ${usd:.3f}" for stage, (accuracy, usd) in self.scores.items())
-        return (f"chosen on {self.composites} validation composites of the training side ({shown}): the "
-                f"{STAGE_LABELS[self.stage]}")
+        return (f"chosen on {self.composites} validation composites of the training side ({shown}; {self.rule}): "
+                f"the {STAGE_LABELS[self.stage]}")
 
 
 def _key(text: str) -> str:
@@ -99,7 +130,7 @@ def snapshot_dadb(source: Path, target: Path) -> None:
 
 
 def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem], out: Path,
-               concurrency: int) -> tuple[float, float]:
+               concurrency: int) -> StageRun:
     shutil.rmtree(out, ignore_errors=True)  # a rerun refits the CRM: answers from an earlier fit would be stale
     team = build_team(settings)  # its own team: the process's cached one may hold another stage's scorer
     try:
@@ -109,7 +140,9 @@ def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem]
     finally:
         if team.dadb is not None:
             team.dadb.close()
-    return float(summary["accuracy"]), float(summary["cost_usd"])
+    rows = finished_rows(out / "results.jsonl")
+    return StageRun(float(summary["accuracy"]), float(summary["cost_usd"]),
+                    tuple(bool(rows.get(problem.id, {}).get("correct")) for problem in problems))
 
 
 def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: str, answers: Sequence[LabelledRecord],
@@ -139,14 +172,12 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
     calibration = fit_calibration(f"small:{out / 'crm-general'}", without_questions(run_records, held))
     calibration.save(out / "crm-calibrated")
     own_kept = of_questions(kept, own)
-    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", own_kept, out)
+    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", own_kept, out, test.embedder)
     if test.skills:  # the question skills too, without the validation composites' questions
         test = test.replace(skills=fit_skills(own_kept, out / "skills", test.embedder))
-    scores: dict[str, tuple[float, float]] = {}
-    for stage in Stage:
-        scores[stage] = _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
-                                   concurrency)
-    best = max(Stage, key=lambda stage: (scores[stage][0], -scores[stage][1]))
-    choice = StageChoice(best, len(part), scores)
+    runs = {stage: _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
+                              concurrency) for stage in Stage}
+    best, rule = prefer_cheaper(runs)
+    choice = StageChoice(best, len(part), {stage: (run.accuracy, run.usd) for stage, run in runs.items()}, rule)
     (out / "choice.json").write_text(json.dumps({**asdict(choice), "why": choice.why}, indent=2), encoding="utf-8")
     return choice

@@ -29,6 +29,8 @@ from reso.evals.jobs.events import (
     PlannedRun,
     RunStart,
 )
+from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage
+from reso.evals.jobs.runs import run_folder
 from reso.evals.methods import MethodError, best_recorded
 from reso.graphs.settings import DEFAULT_ANSWER_VALUE_USD, ReSoSettings
 from reso.graphs.team import build_team
@@ -139,10 +141,17 @@ def test_the_default_crm_is_the_general_crm_calibrated_on_the_training_run(small
     _, crm_weight, _ = calibration["coefficients"]
     assert crm_weight > 0  # a higher CRM score means more likely right after calibration too
     summaries = {s["label"]: s for s in by_benchmark["gsm8k-mas"]}
+    bench = out / "gsm8k-mas"
+    calibrated = f"calibrated:{bench / 'crm-calibrated'}"
+    chosen = json.loads((bench / "validation" / "choice.json").read_text())["stage"]
+    # ReSo's rows judge with the stage validation chose; the CRM stage's row, whichever it is, with the CRM.
+    scorer = {"crm": calibrated, "peer": f"peer:{bench / 'crm-peer'}",
+              "peer on records": f"peer:{bench / 'crm-peer-records'}", "judge": f"signals:{bench / 'judge'}"}[chosen]
     for label in ("reso", "reso (answer worth $1)", "reso (fixed k=2)", "random"):
-        assert summaries[label]["settings"]["scorer"] == f"calibrated:{out / 'gsm8k-mas' / 'crm-calibrated'}"
-    reso = summaries["reso"]
-    assert reso["scorer_failures"]["failed"] == 0 and reso["scorer_failures"]["scored"] > 0
+        assert summaries[label]["settings"]["scorer"] == scorer
+    with_crm = summaries["reso" if chosen == "crm" else "reso (CRM stage)"]
+    assert with_crm["settings"]["scorer"] == calibrated
+    assert with_crm["scorer_failures"]["failed"] == 0 and with_crm["scorer_failures"]["scored"] > 0
     # Baselines that keep by agreement or by the labels never load the CRM.
     assert "oracle" in summaries and sum(label.startswith("single:") for label in summaries) == 2
     for label, summary in summaries.items():
@@ -168,20 +177,28 @@ def test_the_progress_hears_every_stage_in_order(small_demo, demo_events):
 def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_events):
     out, _ = small_demo
     plans = [event[2] for event in demo_events.events if event[0] == "plan"]
-    # Sent before training (two models: no vote:3 or cascade to guess) and again after it, when the training
-    # run's folder holds its 12 items.
-    assert len(plans) == 2 and plans[1] == [dataclasses.replace(plans[0][0], done=12), *plans[0][1:]]
-    expected = [("train-reso", "reso (training)", "train", 12),
+    chosen = Stage(json.loads((out / "gsm8k-mas" / "validation" / "choice.json").read_text())["stage"])
+    # Sent before training (two models: no vote:3 or cascade to guess), again after it, when the training
+    # run's folder holds its 12 items, and once more when validation chose another stage than the CRM's that
+    # the plan guessed (the rows' names change).
+    assert len(plans) == (2 if chosen == Stage.CRM else 3)
+    assert plans[1] == [dataclasses.replace(plans[0][0], done=12), *plans[0][1:]]
+
+    def expected_runs(stage: Stage) -> list[tuple[str, str, str, int]]:
+        others = [(run_folder(f"reso {label}"), f"reso ({label})", "test", 6)
+                  for other, label in STAGE_LABELS.items() if other != stage]
+        return [("train-reso", "reso (training)", "train", 12),
                 ("test-single-gpt-4-arithmetic-word-problems", SINGLES[0], "test", 6),
                 ("test-single-mixtral-arithmetic-word-problems", SINGLES[1], "test", 6),
                 ("test-oracle", "oracle", "test", 6), ("test-reso", "reso", "test", 6),
                 ("test-reso-value-0.0001", "reso (answer worth $0.0001)", "test", 6),
                 ("test-reso-value-1", "reso (answer worth $1)", "test", 6),
-                ("test-reso-fixed-k-2", "reso (fixed k=2)", "test", 6),
-                ("test-reso-peer-stage", "reso (peer stage)", "test", 6),
-                ("test-reso-peer-stage-on-records", "reso (peer stage on records)", "test", 6),
-                ("test-random", "random", "test", 6)]
-    assert [(p.folder, p.label, p.mode, p.items, p.done) for p in plans[0]] == [(*run, 0) for run in expected]
+                ("test-reso-fixed-k-2", "reso (fixed k=2)", "test", 6), *others, ("test-random", "random", "test", 6)]
+
+    assert [(p.folder, p.label, p.mode, p.items, p.done) for p in plans[0]] == [
+        (*run, 0) for run in expected_runs(Stage.CRM)]
+    expected = expected_runs(chosen)
+    assert [(p.folder, p.label, p.mode, p.items) for p in plans[-1]] == expected
     # Each run: started with nothing done, then each of its items once, then finished with all of them.
     runs: list[tuple[RunStart, list[str]]] = []
     open_run = None
@@ -199,8 +216,8 @@ def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_e
     assert open_run is None
     assert [(r.folder, r.label, r.mode, r.items, r.done, r.benchmark) for r, _ in runs] == [
         (out / "gsm8k-mas" / folder, label, mode, items, 0, TITLE) for folder, label, mode, items in expected]
-    assert [len(set(items)) for _, items in runs] == [12] + [6] * 10
-    assert [len(items) for _, items in runs] == [12] + [6] * 10
+    assert [len(set(items)) for _, items in runs] == [12] + [6] * 11
+    assert [len(items) for _, items in runs] == [12] + [6] * 11
 
 
 def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(small_demo, demo_events):
@@ -210,18 +227,19 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
     choice = json.loads((bench / "validation" / "choice.json").read_text())
     # The last quarter of the 12 training composites, answered by every stage with a CRM refitted without
     # their questions' recorded answers.
-    assert choice["composites"] == 3 and set(choice["scores"]) == {"crm", "peer", "peer on records"}
-    best = max(choice["scores"].values(), key=lambda score: (score[0], -score[1]))
-    assert choice["scores"][choice["stage"]] == best
+    assert choice["composites"] == 3 and set(choice["scores"]) == {"crm", "peer", "peer on records", "judge"}
+    # Three composites never tell two stages apart beyond their interval: the cheapest is kept.
+    cheapest = min(choice["scores"], key=lambda stage: choice["scores"][stage][1])
+    assert choice["stage"] == cheapest and "unless a dearer stage is more accurate" in choice["why"]
     assert is_small_crm_dir(bench / "validation" / "crm-general")
     notes = [event[1] for event in demo_events.events if event[0] == "note"]
     assert f"fine stage: {choice['why']}" in notes
     # The ReSo row runs the chosen stage with the test's CRM; every other stage runs as a row of its own.
     calibrated = f"calibrated:{bench / 'crm-calibrated'}"
     scorers = {"crm": calibrated, "peer": f"peer:{bench / 'crm-peer'}",
-               "peer on records": f"peer:{bench / 'crm-peer-records'}"}
+               "peer on records": f"peer:{bench / 'crm-peer-records'}", "judge": f"signals:{bench / 'judge'}"}
     labels = {"crm": "reso (CRM stage)", "peer": "reso (peer stage)",
-              "peer on records": "reso (peer stage on records)"}
+              "peer on records": "reso (peer stage on records)", "judge": "reso (judge stage)"}
     for stage, scorer in scorers.items():
         row = summaries["reso"] if stage == choice["stage"] else summaries[labels[stage]]
         assert row["settings"]["scorer"] == scorer

@@ -5,6 +5,7 @@ one the display shows the run and the benchmark with their ETAs, its lines never
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from reso.evals.cli.demo_progress import LiveProgress, PlainProgress, is_live
 from reso.evals.cli.demo_tally import Tally, eta_text
 from reso.evals.jobs import config, demo
 from reso.evals.jobs.events import TRAINING, WAITING_FOR_CRM, PlannedRun, RunStart
+from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage
+from reso.evals.jobs.runs import run_folder
 
 
 class Clock:
@@ -146,10 +149,13 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
                                 env={"COLUMNS": "200", "FORCE_COLOR": "1"})
     assert result.exit_code == 0, (result.stderr, result.exception)
     assert "\x1b" not in result.stderr
-    pattern = re.compile(r"GSM8K-MAS \(GPT-4 and Mixtral\) · run (\d+)/9 · (.+): (\d+)/(\d+) items "
+    pattern = re.compile(r"GSM8K-MAS \(GPT-4 and Mixtral\) · run (\d+)/10 · (.+): (\d+)/(\d+) items "
                          r"\((\d+) done before\), accuracy \d+\.\d%, \$\d+\.\d{4}, \d+:\d\d → (.+)")
     runs = [match.groups() for line in result.stderr.splitlines() if (match := pattern.fullmatch(line))]
     folder = out / "gsm8k-mas"
+    # After ReSo's row, one row per fine stage validation did not choose.
+    chosen = json.loads((folder / "validation" / "choice.json").read_text())["stage"]
+    others = [f"reso {label}" for stage, label in STAGE_LABELS.items() if stage != chosen]
     assert runs == [
         ("1", "reso (training)", "12", "12", "12", str(folder / "train-reso")),
         ("2", "single:gpt-4/arithmetic-word-problems", "6", "6", "3",
@@ -159,13 +165,13 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
         ("4", "oracle", "6", "6", "3", str(folder / "test-oracle")),
         ("5", "reso", "6", "6", "3", str(folder / "test-reso")),
         ("6", "reso (answer worth $0.01)", "6", "6", "3", str(folder / "test-reso-value-0.01")),
-        ("7", "reso (peer stage)", "6", "6", "3", str(folder / "test-reso-peer-stage")),
-        ("8", "reso (peer stage on records)", "6", "6", "3", str(folder / "test-reso-peer-stage-on-records")),
-        ("9", "random", "6", "6", "3", str(folder / "test-random")),
+        *((str(7 + n), f"reso ({other.removeprefix('reso ')})", "6", "6", "3", str(folder / run_folder(other)))
+          for n, other in enumerate(others)),
+        ("10", "random", "6", "6", "3", str(folder / "test-random")),
     ]
     # Validation runs again (it refits its CRM): its two lines name numbers of their own.
     validation = re.compile(r"validation: 3 composites; .*|fine stage: chosen on 3 validation composites .*: "
-                            r"the CRM stage")
+                            rf"the {STAGE_LABELS[Stage(chosen)]}")
     assert sum(bool(validation.fullmatch(line)) for line in result.stderr.splitlines()) == 2
     others = [line for line in result.stderr.splitlines()
               if not pattern.fullmatch(line) and not validation.fullmatch(line)]

@@ -225,19 +225,19 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     fit_calibration(general, records).save(out / "crm-calibrated")
     with_crm = base.replace(mode="test", scorer=f"calibrated:{out / 'crm-calibrated'}", **RESO_TEST)
     # The peer stages' posteriors share one error table, counted on the training run's labelled records.
-    stages = stage_changes(with_crm.scorer, records, out)
+    stages = stage_changes(with_crm.scorer, records, out, base.embedder)
     without_crm = base.replace(mode="test", scorer="consensus", **RESO_TEST)
     baseline_team = build_team(without_crm)
     try:
         cascade = cascade_from_record(baseline_team)
     finally:
         baseline_team.dadb.close()
-    # As in the job: ReSo in each fine stage (the CRM, the peer posterior over it and over records, all asking
-    # at the default value of a right answer), at a value high enough to ask several, with the earlier
+    # As in the job: ReSo in each fine stage (the CRM, the peer posterior over it and over records, the judge,
+    # all asking at the default value of a right answer), at a value high enough to ask several, with the earlier
     # confidence threshold and with the paper's fixed k, and random with the fitted CRM; the baselines keep
     # by agreement, the oracle by the labels.
-    methods = (("reso", with_crm), *(("reso", with_crm.replace(**stages[stage])) for stage in (Stage.PEER,
-                                                                                              Stage.PEER_ON_RECORDS)),
+    methods = (("reso", with_crm), *(("reso", with_crm.replace(**stages[stage]))
+                                     for stage in (Stage.PEER, Stage.PEER_ON_RECORDS, Stage.JUDGE)),
                ("reso", with_crm.replace(**stages[Stage.PEER], answer_value_usd=1.0)),
                ("reso", with_crm.replace(asking="confidence", k_max=3, confidence=0.8)),
                ("reso", with_crm.replace(asking="fixed")),

@@ -35,3 +35,23 @@ def test_the_validation_crm_sees_no_answer_to_a_validation_question(tmp_path):
     assert not {_key(a.instruction) for a in kept} & originals
     assert len(kept) == sum(_key(a.instruction) not in originals for a in answers)
     assert 0 < len(kept) < len(answers)
+
+
+def test_validation_keeps_the_cheapest_stage_unless_a_dearer_one_is_better_beyond_its_interval():
+    from reso.evals.jobs.fine_stages import Stage
+    from reso.evals.jobs.validation import StageRun, prefer_cheaper
+
+    def run(usd: float, right: int, of: int = 50) -> StageRun:
+        return StageRun(right / of, usd, tuple(i < right for i in range(of)))
+
+    # Two more right answers in fifty: within the interval, so the cheapest stays.
+    close = {Stage.CRM: run(0.9, 30), Stage.PEER: run(0.5, 28), Stage.PEER_ON_RECORDS: run(0.7, 29),
+             Stage.JUDGE: run(0.6, 27)}
+    assert prefer_cheaper(close)[0] == Stage.PEER
+    # Fifteen more: beyond it; then the dearest must beat that one, not the cheapest.
+    apart = {**close, Stage.PEER_ON_RECORDS: run(0.7, 43), Stage.CRM: run(0.9, 45)}
+    assert prefer_cheaper(apart)[0] == Stage.PEER_ON_RECORDS
+    assert prefer_cheaper({**apart, Stage.CRM: run(0.9, 50)})[0] == Stage.CRM
+    # Equal costs: the stages' order decides.
+    same = {stage: run(0.5, 30) for stage in Stage}
+    assert prefer_cheaper(same)[0] == Stage.CRM
