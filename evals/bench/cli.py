@@ -385,9 +385,10 @@ def scale_command(
 def judge_command(
     train_questions: list[str] = typer.Option(..., help="Recorded, labelled answers the judge learns from (the "
                                               "many-model replay JSONL of the vendored recordings, or labelled "
-                                              "records); repeat for several files.", show_default=False),
-    test_questions: list[str] = typer.Option(..., help="Recorded answers to other questions, scored; repeat for "
-                                             "several files.", show_default=False),
+                                              "records); several files comma-separated or repeated.",
+                                              show_default=False),
+    test_questions: list[str] = typer.Option(..., help="Recorded answers to other questions, scored; several "
+                                             "files comma-separated or repeated.", show_default=False),
     models: str = typer.Option("", help="Comma-separated models whose answers are chosen among (default: the "
                                "--top best training records among models that answered 90 % of the training "
                                "questions)."),
@@ -409,7 +410,8 @@ def judge_command(
     from reso.reward.config_error import ScorerConfigError
 
     try:
-        report = run_judge_bench([Path(p) for p in train_questions], [Path(p) for p in test_questions],
+        report = run_judge_bench([Path(p) for text in train_questions for p in comma_parts(text)],
+                                 [Path(p) for text in test_questions for p in comma_parts(text)],
                                  models=comma_parts(models) or None, count=top,
                                  pool=Path(pool) if pool else None, embedder=embedder, crm=crm or None,
                                  seed=seed, progress=lambda line: typer.echo(line, err=True))

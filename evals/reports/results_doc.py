@@ -13,8 +13,8 @@ Blocks, for each benchmark stem of the run (`math-l5-mas`, …):
 - `knob-STEM`: each run along the budget knob (the value of a right answer) with its accuracy and cost;
 - `table-STEM`: every row of the benchmark's comparison table;
 
-and from the JSON of `reso frontier … --versus … --json` (one router's hull against another's), the block
-`versus`.
+from the JSON of `reso frontier … --versus … --json` (one router's hull against another's), the block
+`versus`; and from the JSON of `reso bench judge --json`, the block `judge`.
 """
 
 from __future__ import annotations
@@ -113,11 +113,34 @@ def _versus(found: Mapping[str, Any]) -> str:
         f"| the second's QNC less the first's | {_estimate(found['qnc_difference'], scale=1.0, digits=2)} |"])
 
 
+_JUDGE_METHODS = {"judge": "the judge's pick", "best_fixed": "best fixed model (training record)",
+                  "plurality": "plurality", "weighted_vote": "reliability-weighted vote",
+                  "oracle": "oracle (uses labels)"}
+
+
+def _judge(found: Mapping[str, Any]) -> str:
+    lines = ["| method | accuracy [95 % CI] |", "| --- | --- |"]
+    for row in found["rows"]:
+        lines.append(f"| {_JUDGE_METHODS.get(row['method'], row['method'])} | "
+                     f"{_estimate({'value': row['accuracy'], 'ci95': row['ci95']}, signed=False)} % |")
+    for key, label in (("judge_minus_plurality", "the plurality"), ("judge_minus_best_fixed", "the best fixed model")):
+        if key in found:
+            gain = found[key]
+            lines.append(f"| the judge less {label}, points | "
+                         f"{_estimate({'value': gain['points'], 'ci95': gain['ci95']}, scale=1.0)} |")
+    lines.append(f"| the judge's AUC / expected calibration error over {found['answers_graded']} answers | "
+                 f"{found['auc']:.3f} / {found['ece']:.3f} |")
+    lines.append(f"| questions; models | {found['n']}; {', '.join(found['models'])} |")
+    return "\n".join(lines)
+
+
 def render_blocks(run: Mapping[str, Any], titles: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Every block of a `reso demo --json` run, or of a `reso frontier --versus --json` comparison (module
-    docstring); `titles` name the benchmarks."""
+    """Every block of a `reso demo --json` run, a `reso frontier --versus --json` comparison or a `reso bench
+    judge --json` report (module docstring); `titles` name the benchmarks."""
     if "mean_difference" in run:
         return {"versus": _versus(run)}
+    if "auc" in run and "rows" in run:
+        return {"judge": _judge(run)}
     titles = titles or {}
     frontiers: Mapping[str, Mapping[str, Any]] = run.get("frontiers") or {}
     blocks = {"frontier-figures": _figures(frontiers, titles)}

@@ -84,3 +84,17 @@ def test_a_versus_comparison_renders_its_own_block():
     assert block[2] == "| the second hull less the first, mean over nine budgets up to strong's cost, points | -0.4 [-2.0, +1.2] |"
     assert block[4:6] == ["| QNC of the first against strong | 0.93× [0.85, 1.01] |",
                           "| QNC of the second against strong | not reached |"]
+
+
+def test_a_judge_bench_report_renders_its_own_block():
+    report = {"rows": [{"method": "judge", "accuracy": 0.686, "ci95": [0.61, 0.753]},
+                       {"method": "plurality", "accuracy": 0.704, "ci95": [0.629, 0.77]}],
+              "auc": 0.9307, "ece": 0.0509, "n": 159, "answers_graded": 791, "models": ["a", "b"],
+              "judge_minus_plurality": {"points": -1.89, "ci95": [-5.03, 1.26]}}
+    assert render_blocks(report)["judge"].splitlines() == [
+        "| method | accuracy [95 % CI] |", "| --- | --- |",
+        "| the judge's pick | 68.6 [61.0, 75.3] % |",
+        "| plurality | 70.4 [62.9, 77.0] % |",
+        "| the judge less the plurality, points | -1.9 [-5.0, +1.3] |",
+        "| the judge's AUC / expected calibration error over 791 answers | 0.931 / 0.051 |",
+        "| questions; models | 159; a, b |"]

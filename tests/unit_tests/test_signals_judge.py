@@ -136,8 +136,9 @@ def test_the_bench_refuses_test_questions_it_trained_on_and_models_it_never_reco
 
 def test_the_bench_prints_one_json_object_with_the_issues_fields(sides):
     train, test = sides
-    result = CliRunner().invoke(app, ["bench", "judge", "--train-questions", str(train), "--test-questions",
-                                      str(test), "--embedder", "hash:256", "--top", "4", "--json"])
+    # Files comma-separated, as `reso demo` takes them (the same file twice adds nothing).
+    result = CliRunner().invoke(app, ["bench", "judge", "--train-questions", f"{train},{train}",
+                                      "--test-questions", str(test), "--embedder", "hash:256", "--top", "4", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert set(report) >= {"rows", "auc", "ece", "n", "models"}
