@@ -107,7 +107,8 @@ def demo_command(
         console = Console(width=max(Console().width, 132))
         title = f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)"
         print_benchmark(console, title, rows)
-        print_frontier(console, Frontier.from_json(frontiers[stem]), f"{title}: the frontier along the budget knob")
+        print_frontier(console, Frontier.from_json(frontiers[stem]), f"{title}: the frontier along the budget knob",
+                       unit="composite")
         typer.echo(f"report: {out / stem / 'report.md'}, frontier: {out / stem / 'frontier.png'}  (per-run "
                    f"reports in {out / stem}/*/report.html)")
     typer.echo(f"tables: {path}")
