@@ -10,6 +10,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.options import EVERY_ITEM, POOL_PRICES, PRICES_HELP
+
+WORLDS_BENCHMARKS = "none: the world's benchmarks"
 
 
 def demo_command(
@@ -22,11 +25,13 @@ def demo_command(
     level: Annotated[str, typer.Option(help="Composite size: easy (3 sub-questions), medium (5), hard (7).")] = "easy",
     pool: Annotated[Optional[str], typer.Option(
         help="Pool YAML or replay:FILE[,FILE…]; default: the world's embedded replay pool.")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML for the pool's models.")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
     concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 16,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
-    train_limit: Annotated[Optional[int], typer.Option(help="Only the first N training items.")] = None,
-    test_limit: Annotated[Optional[int], typer.Option(help="Only the first N test items.")] = None,
+    train_limit: Annotated[Optional[int], typer.Option(help="Only the first N training items.",
+                                                       show_default=EVERY_ITEM)] = None,
+    test_limit: Annotated[Optional[int], typer.Option(help="Only the first N test items.",
+                                                      show_default=EVERY_ITEM)] = None,
     swap_split: Annotated[bool, typer.Option(
         help="Train on the test split and test on the training split: a draw with different test questions.")] = False,
     crm: Annotated[str, typer.Option(
@@ -47,11 +52,13 @@ def demo_command(
     train_questions: Annotated[Optional[str], typer.Option(
         help="Your own recordings: F1[,F2…], files in the vendored format (id, question, answer, responses, "
              "correct) whose questions make the training composites; needs --test-questions, --pool and "
-             "--benchmark.")] = None,
+             "--benchmark.", show_default=WORLDS_BENCHMARKS)] = None,
     test_questions: Annotated[Optional[str], typer.Option(
-        help="F3[,F4…]: the files whose questions make the test composites (none may be a training question).")] = None,
+        help="F3[,F4…]: the files whose questions make the test composites (none may be a training question).",
+        show_default=WORLDS_BENCHMARKS)] = None,
     benchmark: Annotated[Optional[str], typer.Option(
-        help="The name of your benchmark (its folder under --out and its table's title).")] = None,
+        help="The name of your benchmark (its folder under --out and its table's title).",
+        show_default=WORLDS_BENCHMARKS)] = None,
     train_n: Annotated[int, typer.Option(min=1, help="Training composites of your own files.")] = 200,
     test_n: Annotated[int, typer.Option(min=1, help="Test composites of your own files.")] = 100,
 ) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.options import NOTHING_WRITTEN
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,10 +30,10 @@ def frontier_command(
         help="Output folders of `reso eval` runs on one dataset (a benchmark folder of `reso demo`: its "
              "test-* folders).", show_default=False)],
     out: Annotated[Optional[Path], typer.Option(
-        help="Write frontier.json and frontier.png into this folder.")] = None,
+        help="Write frontier.json and frontier.png into this folder.", show_default=NOTHING_WRITTEN)] = None,
     versus: Annotated[Optional[list[Path]], typer.Option(
         help="Another router's runs on the same items (a benchmark folder of `reso demo --pool …`): its hull "
-             "against the first's at the first's budgets, and both QNCs.")] = None,
+             "against the first's at the first's budgets, and both QNCs.", show_default="none")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
     """ReSo's accuracy–cost hull against the single models' (which any random mix of them reaches): the mean
