@@ -19,7 +19,7 @@ lower bound, and says so.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,28 +207,25 @@ class Tally:
             return expected
         return max(expected - self._outside_runs(running, self.clock()), 0.0)
 
-    def _stages_left(self, benchmark: str) -> Iterator[str]:
-        """The stages of `benchmark` still to come or in progress, but the waits."""
-        order = list(self.plans)
-        if benchmark in order and self.benchmark in order and order.index(benchmark) < order.index(self.benchmark):
-            return
+    def _stages_left(self, benchmark: str) -> list[str]:
+        """The stages of `benchmark` (the current one or one to come) in progress or to come, but the waits."""
         first = STAGES.index(self.stage) if benchmark == self.benchmark and self.stage in STAGES else 0
-        yield from (stage for stage in STAGES[first:] if stage != WAITING_FOR_CRM)
+        return [stage for stage in STAGES[first:] if stage != WAITING_FOR_CRM]
 
     def _eta(self, benchmarks: Sequence[str]) -> tuple[float, bool]:
-        """Seconds `benchmarks` should still take, and whether that is all (module docstring)."""
+        """Seconds `benchmarks` (the current one and those to come) should still take, and whether that is all
+        (module docstring)."""
         eta, known = 0.0, not any(task.ended is None for task in self.background.values())
         for benchmark in benchmarks:
             parts: list[float | None] = [self.stage_eta(benchmark, stage) for stage in self._stages_left(benchmark)]
             for planned in self.plans.get(benchmark, []):
-                left = planned.items - planned.done
                 if (benchmark, planned.folder) in self.finished:
                     continue
                 if self._is_current(benchmark, planned):
                     parts.append(self.run_eta())
-                elif left > 0:
+                elif planned.items > planned.done:
                     pace = self.seconds_per_item(planned.mode, planned.label)
-                    parts.append(None if pace is None else left * pace)
+                    parts.append(None if pace is None else (planned.items - planned.done) * pace)
             eta += sum(part for part in parts if part is not None)
             known = known and None not in parts
         return eta, known
