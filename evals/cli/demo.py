@@ -106,19 +106,28 @@ def demo_command(
                                "frontiers": frontiers, "comparison": path.name}))
         return
     titles = {recorded.name: recorded.name} if recorded else {b.stem: b.title for b in WORLDS[world]}
+    _print_tables(out, tables, frontiers, {stem: f"{titles[stem]}-{level.capitalize()}" for stem in tables})
+    typer.echo(f"tables: {path}")
+
+
+def _print_tables(out: Path, tables: dict[str, Any], frontiers: dict[str, Any], titles: dict[str, str]) -> None:
+    """Each benchmark's comparison and frontier, named as the documentation names them, and where its reports
+    are."""
+    from rich.console import Console
+
     from reso.evals.cli.demo_tables import print_benchmark
     from reso.evals.cli.frontier import print_frontier
     from reso.evals.reports.frontier import Frontier
+    from reso.evals.reports.results_doc import UNIT
 
     for stem, rows in tables.items():
         console = Console(width=max(Console().width, 132))
-        title = f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)"
+        title = f"{titles[stem]} test (recorded answers replayed)"
         print_benchmark(console, title, rows)
         print_frontier(console, Frontier.from_json(frontiers[stem]), f"{title}: the frontier along the budget knob",
-                       unit="composite")
+                       unit=UNIT)
         typer.echo(f"report: {out / stem / 'report.md'}, frontier: {out / stem / 'frontier.png'}  (per-run "
                    f"reports in {out / stem}/*/report.html)")
-    typer.echo(f"tables: {path}")
 
 
 def _frontier(folder: Path) -> dict[str, Any]:

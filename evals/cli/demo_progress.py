@@ -1,8 +1,8 @@
 """How `reso demo` shows its progress: on a terminal one live display (the benchmark and its stage, the
 current run's items with accuracy, cost and ETA, the benchmark's items with its ETA, the whole job's items
 with its ETA and time in all, a timer while a fit stage runs, a CRM fitted in the background; redrawn four
-times a second, fits included), with a line per finished run above it; anywhere else (a pipe, a file, CI) that line per
-finished run alone, plain text. Both write to standard error, and neither reads a line as rich markup or
+times a second, fits included), with a line per finished run above it; anywhere else (a pipe, a file, CI)
+that line per finished run alone, plain text. Both write to standard error, and neither reads a line as rich markup or
 highlights it.
 """
 

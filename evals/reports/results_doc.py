@@ -68,8 +68,8 @@ def _model(label: str) -> str:
 
 
 def _figures(frontiers: Mapping[str, Mapping[str, Any]], titles: Mapping[str, str]) -> str:
-    lines = [f"| benchmark | {BEST_SINGLE} (USD per {UNIT}) | {MEAN_GAIN}, points | {WORST_GAP}, points (at USD per "
-             f"{UNIT}) | {QNC} (× its cost) | {GAP_CLOSED} |", "| --- | --- | --- | --- | --- | --- |"]
+    lines = [_header(["benchmark", f"{BEST_SINGLE} (USD per {UNIT})", f"{MEAN_GAIN}, points",
+                      f"{WORST_GAP}, points (at USD per {UNIT})", f"{QNC} (× its cost)", GAP_CLOSED])]
     for stem, found in frontiers.items():
         lines.append(
             f"| {titles.get(stem, stem)} ({found['items']} composites) | {_model(found['best_single'])} "
