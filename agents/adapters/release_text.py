@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-RECORDED_RE = re.compile(r"\.?\s*The answer is recorded as Answer\[(\d+)\]\s*$")
+RECORDED_RE = re.compile(r"\.?\s*The answer is recorded as Answer\[(\d+)\]\.?\s*$")
 LINKED_CONSTANT_RE = re.compile(
     r"UNK_(?P<node>\d+)\(a constant calculated by adding the sum of Answer\[(?P<parents>[\d,\s]+)\]"
     r" to the number \((?P<adj>[-+]?[\d.]+(?:[eE][-+]?\d+)?)\)\. \)"
@@ -19,7 +19,8 @@ LINKED_CONSTANT_RE = re.compile(
 
 
 def split_recorded(text: str) -> tuple[str, str | None]:
-    """A step's text without its "The answer is recorded as Answer[i]" suffix, and i (None if absent)."""
+    """A step's text without its "The answer is recorded as Answer[i]" suffix (and that sentence's full stop, which
+    a question written on one line has), and i (None if absent)."""
     match = RECORDED_RE.search(text)
     if match is None:
         return text.rstrip(), None

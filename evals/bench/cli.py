@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Annotated, Optional, TypeVar
 
 import typer
+
+from reso.evals.cli.options import renamed
 
 Number = TypeVar("Number", int, float)
 
@@ -50,7 +52,8 @@ def dag_command(
     k: int = typer.Option(2, min=1, help="Candidates per subtask."),
     scorer: str = typer.Option("consensus", help="CRM scorer spec."),
     seed: int = typer.Option(0, help="Seed of DAGs, latencies and tie-breaks."),
-    profile: str = typer.Option("", help="Write cProfile stats of the overhead phase to this file."),
+    profile: str = typer.Option("", help="Write cProfile stats of the overhead phase to this file.",
+                                show_default="none"),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """Wall time vs critical path and vs sequential execution, eager vs waves, and engine overhead."""
@@ -105,8 +108,8 @@ def routing_command(
     subtasks: int = typer.Option(2000, min=1, help="Length of the subtask stream."),
     seed: int = typer.Option(0, help="Seed of the default probabilities, the stream and the rewards."),
     seeds: str = typer.Option("", help="Several seeds, e.g. '0-7' or '0,3,5': report means, worst case and "
-                              "per-seed rows (overrides --seed)."),
-    plot: str = typer.Option("", help="Save cumulative-regret curves to this PNG."),
+                              "per-seed rows (overrides --seed).", show_default="none: --seed alone"),
+    plot: str = typer.Option("", help="Save cumulative-regret curves to this PNG.", show_default="none"),
     agents: int = typer.Option(63, min=2, help="Agents drawn when no --probs file is given."),
     roles: int = typer.Option(1, min=1, help="Shared profiles: the agents are agents/roles models in this many "
                               "roles, a role's agents share one profile vector, skills are hidden from the "
@@ -114,9 +117,11 @@ def routing_command(
     low: float = typer.Option(0.05, min=0.0, max=1.0, help="Lowest drawn success probability."),
     high: float = typer.Option(0.95, min=0.0, max=1.0, help="Highest drawn success probability."),
     spreads: str = typer.Option("", help="Several success-rate spreads in one run, e.g. '0.05-0.95,0.2-0.7,0-0.7' "
-                                "or 'standard' (those three); overrides --low/--high; with --seeds (default 0)."),
-    exploration_c: float = typer.Option(-1.0, help="Override every score variant's exploration constant "
-                                        "(negative: each variant's default)."),
+                                "or 'standard' (those three); overrides --low/--high; with --seeds (default 0).",
+                                show_default="none: --low to --high"),
+    exploration: float = typer.Option(-1.0, help="Override every score variant's exploration constant "
+                                      "(negative: each variant's default)."),
+    _exploration_c: Annotated[Optional[str], renamed("--exploration-c", "--exploration")] = None,
     question_skills: bool = typer.Option(False, "--question-skills", help=(
         "Routing by question instead: models whose success depends on the question's topic, hidden from their "
         "profiles, routed by their pooled record, by question skills and by the true topic (a bound), at nine "
@@ -135,7 +140,7 @@ def routing_command(
     if question_skills:
         _question_routing(models, topics, subtasks, seed, json_output)
         return
-    c = exploration_c if exploration_c >= 0 else None
+    c = exploration if exploration >= 0 else None
     try:
         source, picture = (Path(probs) if probs else None), (Path(plot) if plot else None)
         if spreads:
@@ -303,7 +308,8 @@ def eval_command(
     k: int = typer.Option(2, min=2, help="Candidates per subtask."),
     seed: int = typer.Option(0, help="Seed of selection tie-breaks."),
     trace_memory: bool = typer.Option(False, "--trace-memory", help="Also report tracemalloc's peak (slower run)."),
-    profile: str = typer.Option("", help="Write cProfile stats of the timed batch to this file."),
+    profile: str = typer.Option("", help="Write cProfile stats of the timed batch to this file.",
+                                show_default="none"),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """The batch runner's throughput against ceil(questions / concurrency) × critical path, and peak memory."""
@@ -358,7 +364,8 @@ def scale_command(
     latency_ms: float = typer.Option(500.0, min=0.001, help="Latency of every fake-agent call, ms."),
     concurrency: int = typer.Option(8, min=1, help="Questions in flight per worker."),
     nodes: int = typer.Option(2, min=1, help="Nodes of the local Ray cluster started for the benchmark."),
-    address: str = typer.Option("", help="Use this running Ray cluster instead of starting one."),
+    address: str = typer.Option("", help="Use this running Ray cluster instead of starting one.",
+                                show_default="none: a cluster of --nodes started here"),
     seed: int = typer.Option(0, help="Seed of selection tie-breaks."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:

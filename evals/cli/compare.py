@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.options import NOTHING_WRITTEN
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -24,7 +25,7 @@ def compare_command(
     reference: Annotated[Optional[Path], typer.Option(
         help="The run the others are measured against; default the first DIR.")] = None,
     out: Annotated[Optional[Path], typer.Option(
-        help="Write comparison.json and accuracy_vs_cost.png into this folder.")] = None,
+        help="Write comparison.json and accuracy_vs_cost.png into this folder.", show_default=NOTHING_WRITTEN)] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the shared items (unused where they share source questions).")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")] = 0,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,

@@ -77,6 +77,7 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
 
 DATA_HELP = "Records: paper JSON/JSONL, step-labelled, or the many-model replay JSONL; .gz too; A,B for several."
 SPLIT_HELP = "Questions to use: train / test (salted hash; test:0.3 sets the share), first:N or last:N."
+EVERY_QUESTION = "every question"
 
 
 @app.command()
@@ -84,11 +85,13 @@ def train(
     data: Annotated[str, typer.Option("--data", help=DATA_HELP)],
     out: Annotated[Path, typer.Option("--out", help="Folder to write the trained model to.")],
     kind: Annotated[CRMKind, typer.Option("--kind", help="small (scikit-learn) or prm (LoRA).")] = CRMKind.small,
-    base: Annotated[str | None, typer.Option("--base", help="PRM base checkpoint (kind prm).")] = None,
+    base: Annotated[str | None, typer.Option("--base", help="PRM base checkpoint (kind prm).",
+                                             show_default="none: --kind prm needs one")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    split: Annotated[str | None, typer.Option("--split", help=SPLIT_HELP)] = None,
+    split: Annotated[str | None, typer.Option("--split", help=SPLIT_HELP, show_default=EVERY_QUESTION)] = None,
     limit_questions: Annotated[
-        int | None, typer.Option("--limit-questions", help="Use only the first N questions.")
+        int | None, typer.Option("--limit-questions", help="Use only the first N questions.",
+                                 show_default=EVERY_QUESTION)
     ] = None,
     tune: Annotated[
         bool, typer.Option("--tune/--no-tune", help="small: choose every setting by grouped cross-validation.")
@@ -105,16 +108,19 @@ def train(
     neural_setting: Annotated[
         list[str] | None,
         typer.Option("--neural-setting", help="small: KEY=VALUE of the verifier's config (hidden=256, layers=4, "
-                                              "max_train=none, device=cuda …); repeat."),
+                                              "max_train=none, device=cuda …); repeat.",
+                     show_default="the verifier's own settings"),
     ] = None,
     cv_folds: Annotated[
         int, typer.Option("--cv-folds", help="small: grouped folds for tuning and stacking (under 2: neither).")
     ] = 5,
-    epochs: Annotated[float | None, typer.Option("--epochs", help="prm: training epochs.")] = None,
-    lr: Annotated[float | None, typer.Option("--lr", help="prm: learning rate.")] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", help="prm: stop after N steps.")] = None,
+    epochs: Annotated[float | None, typer.Option("--epochs", help="prm: training epochs.",
+                                                 show_default="5")] = None,
+    lr: Annotated[float | None, typer.Option("--lr", help="prm: learning rate.", show_default="0.0001")] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="prm: stop after N steps.",
+                                                  show_default="none: --epochs decides")] = None,
     effective_batch: Annotated[
-        int | None, typer.Option("--effective-batch", help="prm: records per optimiser step.")
+        int | None, typer.Option("--effective-batch", help="prm: records per optimiser step.", show_default="128")
     ] = None,
 ) -> None:
     """Train a CRM on labelled records and save it to OUT; prints a JSON summary."""
@@ -230,9 +236,10 @@ def evaluate(
     weight: Annotated[
         list[float] | None, typer.Option("--weight", help="Blend weight per --model (default equal).")
     ] = None,
-    split: Annotated[str | None, typer.Option("--split", help=SPLIT_HELP)] = None,
+    split: Annotated[str | None, typer.Option("--split", help=SPLIT_HELP, show_default=EVERY_QUESTION)] = None,
     candidates: Annotated[
-        int | None, typer.Option("--candidates", min=1, help="Also choose among K recorded answers per question.")
+        int | None, typer.Option("--candidates", min=1, help="Also choose among K recorded answers per question.",
+                                 show_default="none: no choosing")
     ] = None,
     draws: Annotated[int, typer.Option("--draws", min=1, help="Random slates of K per question.")] = 10,
     bootstrap: Annotated[
@@ -326,7 +333,8 @@ def ablate(
 def as_steps(
     data: Annotated[str, typer.Option("--data", help="Labelled records (A,B for several; .gz too).")],
     out: Annotated[Path, typer.Option("--out", help="JSONL file to write, in ProcessBench's layout.")],
-    split: Annotated[str | None, typer.Option("--split", help="Questions to use, as for eval.")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Questions to use, as for eval.",
+                                              show_default=EVERY_QUESTION)] = None,
     named: Annotated[bool, typer.Option("--named/--unnamed", help="Keep the model's name as `generator`, or "
                                         "write every answer as an unknown model's.")] = True,
 ) -> None:

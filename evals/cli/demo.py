@@ -10,6 +10,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.options import EVERY_ITEM, POOL_PRICES, PRICES_HELP
+
+WORLDS_BENCHMARKS = "none: the world's benchmarks"
 
 
 def demo_command(
@@ -22,11 +25,13 @@ def demo_command(
     level: Annotated[str, typer.Option(help="Composite size: easy (3 sub-questions), medium (5), hard (7).")] = "easy",
     pool: Annotated[Optional[str], typer.Option(
         help="Pool YAML or replay:FILE[,FILE…]; default: the world's embedded replay pool.")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML for the pool's models.")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
     concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 16,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
-    train_limit: Annotated[Optional[int], typer.Option(help="Only the first N training items.")] = None,
-    test_limit: Annotated[Optional[int], typer.Option(help="Only the first N test items.")] = None,
+    train_limit: Annotated[Optional[int], typer.Option(help="Only the first N training items.",
+                                                       show_default=EVERY_ITEM)] = None,
+    test_limit: Annotated[Optional[int], typer.Option(help="Only the first N test items.",
+                                                      show_default=EVERY_ITEM)] = None,
     swap_split: Annotated[bool, typer.Option(
         help="Train on the test split and test on the training split: a draw with different test questions.")] = False,
     crm: Annotated[str, typer.Option(
@@ -47,11 +52,13 @@ def demo_command(
     train_questions: Annotated[Optional[str], typer.Option(
         help="Your own recordings: F1[,F2…], files in the vendored format (id, question, answer, responses, "
              "correct) whose questions make the training composites; needs --test-questions, --pool and "
-             "--benchmark.")] = None,
+             "--benchmark.", show_default=WORLDS_BENCHMARKS)] = None,
     test_questions: Annotated[Optional[str], typer.Option(
-        help="F3[,F4…]: the files whose questions make the test composites (none may be a training question).")] = None,
+        help="F3[,F4…]: the files whose questions make the test composites (none may be a training question).",
+        show_default=WORLDS_BENCHMARKS)] = None,
     benchmark: Annotated[Optional[str], typer.Option(
-        help="The name of your benchmark (its folder under --out and its table's title).")] = None,
+        help="The name of your benchmark (its folder under --out and its table's title).",
+        show_default=WORLDS_BENCHMARKS)] = None,
     train_n: Annotated[int, typer.Option(min=1, help="Training composites of your own files.")] = 200,
     test_n: Annotated[int, typer.Option(min=1, help="Test composites of your own files.")] = 100,
 ) -> None:
@@ -99,18 +106,28 @@ def demo_command(
                                "frontiers": frontiers, "comparison": path.name}))
         return
     titles = {recorded.name: recorded.name} if recorded else {b.stem: b.title for b in WORLDS[world]}
+    _print_tables(out, tables, frontiers, {stem: f"{titles[stem]}-{level.capitalize()}" for stem in tables})
+    typer.echo(f"tables: {path}")
+
+
+def _print_tables(out: Path, tables: dict[str, Any], frontiers: dict[str, Any], titles: dict[str, str]) -> None:
+    """Each benchmark's comparison and frontier, named as the documentation names them, and where its reports
+    are."""
+    from rich.console import Console
+
     from reso.evals.cli.demo_tables import print_benchmark
     from reso.evals.cli.frontier import print_frontier
     from reso.evals.reports.frontier import Frontier
+    from reso.evals.reports.results_doc import UNIT
 
     for stem, rows in tables.items():
         console = Console(width=max(Console().width, 132))
-        title = f"{titles[stem]}-{level.capitalize()} test (recorded answers replayed)"
+        title = f"{titles[stem]} test (recorded answers replayed)"
         print_benchmark(console, title, rows)
-        print_frontier(console, Frontier.from_json(frontiers[stem]), f"{title}: the frontier along the budget knob")
+        print_frontier(console, Frontier.from_json(frontiers[stem]), f"{title}: the frontier along the budget knob",
+                       unit=UNIT)
         typer.echo(f"report: {out / stem / 'report.md'}, frontier: {out / stem / 'frontier.png'}  (per-run "
                    f"reports in {out / stem}/*/report.html)")
-    typer.echo(f"tables: {path}")
 
 
 def _frontier(folder: Path) -> dict[str, Any]:

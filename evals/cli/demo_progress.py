@@ -1,7 +1,8 @@
 """How `reso demo` shows its progress: on a terminal one live display (the benchmark and its stage, the
-current run's items with accuracy, cost and ETA, the benchmark's items with its ETA, a CRM fitted in the
-background), with a line per finished run above it; anywhere else (a pipe, a file, CI) that line per
-finished run alone, plain text. Both write to standard error, and neither reads a line as rich markup or
+current run's items with accuracy, cost and ETA, the benchmark's items with its ETA, the whole job's items
+with its ETA and time in all, a timer while a fit stage runs, a CRM fitted in the background; redrawn four
+times a second, fits included), with a line per finished run above it; anywhere else (a pipe, a file, CI)
+that line per finished run alone, plain text. Both write to standard error, and neither reads a line as rich markup or
 highlights it.
 """
 
@@ -19,8 +20,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from reso.evals.cli.demo_tally import Tally, background_line, clock_text, eta_text, finished_line
-from reso.evals.jobs.events import DemoProgress, PlannedRun, RunStart
+from reso.evals.cli.demo_tally import Tally, background_line, clock_text, eta_text, finished_line, total_text
+from reso.evals.jobs.events import FITS, DemoProgress, PlannedRun, RunStart
 
 BAR_WIDTH = 24
 REFRESH_S = 0.25
@@ -73,6 +74,8 @@ class LiveProgress(PlainProgress):
         super().__init__(console.file, tally)
         self.console = console
         self._spinner = Spinner("dots")
+        self._heading = ""
+        """The benchmark whose heading was printed last."""
         # Redrawn by our own thread rather than Live's: rich writes a line printed above a live display after
         # letting go of the display's lock, so a redraw in between leaves the display misplaced. Here a
         # redraw and a printed line each hold `_drawing` until written.
@@ -91,11 +94,12 @@ class LiveProgress(PlainProgress):
         with self._drawing:
             self.console.print(Text(line, style="dim"))
 
-    def plan(self, benchmark: str, runs: Sequence[PlannedRun]) -> None:
-        if benchmark != self.tally.benchmark:
+    def start_stage(self, benchmark: str, stage: str) -> None:
+        if benchmark != self._heading:
+            self._heading = benchmark
             with self._drawing:
                 self.console.print(Text(benchmark, style="bold"))
-        super().plan(benchmark, runs)
+        super().start_stage(benchmark, stage)
 
     def render(self) -> RenderableType:
         tally = self.tally
@@ -119,7 +123,20 @@ class LiveProgress(PlainProgress):
             rows.add_row(Text(f"  benchmark, run {min(finished + 1, planned)}/{planned}", style="bold"),
                          ProgressBar(total, done), f"{done}/{total}",
                          Text(eta_text(tally.benchmark_eta())))
+        benchmarks = list(tally.plans)
+        done, total = tally.items(benchmarks)
+        if total:
+            place = benchmarks.index(tally.benchmark) + 1 if tally.benchmark in benchmarks else 1
+            rows.add_row(Text(f"  job, benchmark {place}/{len(benchmarks)}", style="bold"),
+                         ProgressBar(total, done), f"{done}/{total}",
+                         Text(f"{eta_text(tally.job_eta())} · {total_text(tally.job_total())}"))
         lines: list[RenderableType] = [self._spinner, rows]
+        stage = tally.current_stage
+        if stage is not None and stage.name in FITS and current is None:  # a timer while a fit runs
+            left = tally.stage_eta()
+            lines.append(Text(f"  {stage.name}: {clock_text(tally.clock() - stage.started)}, "
+                              f"{'ETA ' + clock_text(left) if left is not None else 'not timed before'}",
+                              style="dim"))
         for task, state in tally.background.items():
             if state.ended is None:
                 lines.append(Text(f"  {task}: fitting in a second process "

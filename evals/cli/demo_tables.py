@@ -12,8 +12,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 Row = Mapping[str, Any]
-# Composites won from and lost to the best single, by the loser's cause (`reso.evals.reports.gain_causes`).
-CAUSES_HEADER = "won/lost vs best single: no recording · wrong answer"
 
 
 def _accuracy(row: Row, suffix: str = "") -> str:
@@ -54,12 +52,18 @@ def _interval_caption(row: Row, suffix: str = "") -> str:
     return ""
 
 
-def _method_column(table: Table, rows: Sequence[Row]) -> list[str]:
+def _columns(table: Table, rows: Sequence[Row], causes: bool = False) -> list[str]:
+    """The columns, named as the documentation names them (`reso.evals.reports.table_labels`; the gain's causes,
+    the column the terminal adds, split composites won from and lost to the best single model by the loser's
+    cause); returns each row's method."""
     from reso.evals.reports.run_labels import breakable
+    from reso.evals.reports.table_labels import CAUSES, COMPARISON_COLUMNS, METHOD
 
     methods = [breakable(row["method"]) for row in rows]  # wrapped between model names, never cut
     longest = max((len(word) for method in methods for word in method.split()), default=6)
-    table.add_column("method", min_width=longest)
+    table.add_column(METHOD, min_width=longest)
+    for column in [*COMPARISON_COLUMNS[1:], *([CAUSES] if causes else [])]:
+        table.add_column(column)
     return methods
 
 
@@ -71,10 +75,7 @@ def all_items_table(title: str, rows: Sequence[Row]) -> Table:
     # Every run is measured on the same items: their number goes in the title, not a column of its own.
     table = Table(title=f"{title}: {rows[0]['n']} composites" if rows else title,
                   caption=_interval_caption(rows[0]) if rows else "")
-    methods = _method_column(table, rows)
-    for column in ("accuracy (95 % CI)", "vs best single (95 % CI)", "USD", "cost vs best single",
-                   *([CAUSES_HEADER] if causes else [])):
-        table.add_column(column)
+    methods = _columns(table, rows, causes)
     for method, row in zip(methods, rows, strict=True):
         table.add_row(method, _accuracy(row), _versus(row), f"{row['cost_usd']:.3f}", _ratio(row),
                       *([_causes(row)] if causes else []))
@@ -89,9 +90,7 @@ def complete_items_table(title: str, rows: Sequence[Row]) -> Table:
     table = Table(title=f"{title}: the {complete} of {total} composites of which every single model has a "
                         "recording of every sub-question",
                   caption=_interval_caption(rows[0], "_complete"))
-    methods = _method_column(table, rows)
-    for column in ("accuracy (95 % CI)", "vs best single (95 % CI)", "USD", "cost vs best single"):
-        table.add_column(column)
+    methods = _columns(table, rows)
     for method, row in zip(methods, rows, strict=True):
         table.add_row(method, _accuracy(row, "_complete"), _versus(row, "_complete"),
                       f"{row['cost_usd_complete']:.3f}", _ratio(row, "_complete"))

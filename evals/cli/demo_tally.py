@@ -1,13 +1,19 @@
 """What `reso demo` has done so far and how long the rest should take: the state its displays draw
 (`reso.evals.cli.demo_progress`), kept apart from the drawing so that it is checked without a terminal.
 
-Paces come from the items answered now, never from resumed ones. A run's ETA follows its own pace once
-one of its items is done (before that, the pace earlier runs of its kind had). The benchmark's ETA is the
-current run's plus each run left at the pace of its kind: the same method family in the same mode when
-one has run (a `single:` run after a `single:` run), else any run of that mode. Until a mode still to
-come has a pace (the first benchmark's test runs, while it trains), the benchmark's ETA is unknown. Time
-spent waiting for a task in another process cannot be foreseen: while the job waits, the ETA is a lower
-bound.
+The job's ETA is its elapsed time plus what is left: every run planned for every benchmark (the job plans
+them all before the first starts), each at its measured pace, and every stage's own work outside runs (the
+CRM fits above all) at the time that stage took on an earlier benchmark, in proportion to the benchmarks'
+items. What is known is never dropped: a stage running past its estimate adds to the elapsed time, not less
+to what is left.
+
+Paces come from the items answered now, never from resumed ones. A running run's pace is read from its
+items since the first one came (a run's first item waits for its team to be built, which says nothing of
+the rest); a run not started yet goes at the pace earlier runs of its kind had, whole runs counted: the same
+method family in the same mode when one has run (a `single:` run after a `single:` run), else any run of
+that mode. Without a pace for some run (the first benchmark's test runs, while it trains), a fit stage no
+benchmark has timed yet, or while a task in another process runs (its end cannot be foreseen), the ETA is a
+lower bound, and says so.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reso.evals.jobs.events import WAITING_FOR_CRM, PlannedRun, RunStart
+from reso.evals.jobs.events import FITS, STAGES, WAITING_FOR_CRM, PlannedRun, RunStart
 
 
 @dataclass
@@ -31,6 +37,18 @@ class RunTally:
     cost_usd: float
     live: int = 0
     """Items answered by this process (not resumed)."""
+    first: float | None = None
+    """When the first of them came."""
+
+
+@dataclass
+class StageTally:
+    """The stage in progress, and the seconds of it its finished runs took."""
+
+    benchmark: str
+    name: str
+    started: float
+    in_runs: float = 0.0
 
 
 @dataclass
@@ -54,24 +72,37 @@ class Tally:
     clock: Callable[[], float] = time.monotonic
     benchmark: str = ""
     stage: str = ""
-    planned: list[PlannedRun] = field(default_factory=list)
-    finished: dict[str, int] = field(default_factory=dict)
-    """The benchmark's finished runs: folder name → items its folder holds."""
+    plans: dict[str, list[PlannedRun]] = field(default_factory=dict)
+    """Every benchmark's runs, in the job's order."""
+    finished: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Finished runs: (benchmark, folder name) → items its folder holds."""
     current: RunTally | None = None
+    current_stage: StageTally | None = None
     background: dict[str, Background] = field(default_factory=dict)
     _paces: dict[str, tuple[float, int]] = field(default_factory=dict)
     """Seconds and items answered now, by mode and by `_kind`."""
+    _stage_work: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """By stage: the seconds its finished instances spent outside runs, and their benchmarks' items."""
 
     def __post_init__(self) -> None:
         self.started = self.clock()
 
+    @property
+    def planned(self) -> list[PlannedRun]:
+        """The current benchmark's runs."""
+        return self.plans.get(self.benchmark, [])
+
     def plan(self, benchmark: str, runs: Sequence[PlannedRun]) -> None:
-        if benchmark != self.benchmark:
-            self.benchmark, self.finished = benchmark, {}
-        self.planned = list(runs)
+        self.plans[benchmark] = list(runs)
+        self.benchmark = self.benchmark or benchmark
 
     def start_stage(self, benchmark: str, stage: str) -> None:
+        now, ended = self.clock(), self.current_stage
+        if ended is not None and ended.name != WAITING_FOR_CRM:  # a wait is the other process's time
+            spent, items = self._stage_work.get(ended.name, (0.0, 0))
+            self._stage_work[ended.name] = (spent + self._outside_runs(ended, now), items + self._size(ended.benchmark))
         self.benchmark, self.stage = benchmark, stage
+        self.current_stage = StageTally(benchmark, stage, now)
 
     def run_started(self, run: RunStart) -> None:
         self.current = RunTally(run, self.clock(), run.done, run.correct, run.cost_usd)
@@ -84,17 +115,21 @@ class Tally:
         current.live += 1
         current.correct += int(bool(row["correct"]))
         current.cost_usd += row["usage"]["cost_usd"]
+        if current.first is None:
+            current.first = self.clock()
 
     def run_finished(self, run: RunStart, summary: dict[str, Any]) -> RunTally:
         """Count the run as finished (its folder holds `summary["n"]` items) and return its tally."""
         current = self.current if self.current is not None and self.current.run == run else \
             RunTally(run, self.clock(), run.done, run.correct, run.cost_usd)
+        seconds = self.clock() - current.started
         if current.live:
-            seconds = self.clock() - current.started
             for key in (run.mode, _kind(run.mode, run.label)):
                 spent, items = self._paces.get(key, (0.0, 0))
                 self._paces[key] = (spent + seconds, items + current.live)
-        self.finished[run.folder.name] = int(summary["n"])
+        if self.current_stage is not None:
+            self.current_stage.in_runs += seconds
+        self.finished[(run.benchmark, run.folder.name)] = int(summary["n"])
         self.current = None
         return current
 
@@ -121,50 +156,99 @@ class Tally:
         left = max(current.run.items - current.done, 0)
         if not left:
             return 0.0
-        if current.live:
-            return left * (self.clock() - current.started) / current.live
+        if current.live >= 2 and current.first is not None:
+            return left * (self.clock() - current.first) / (current.live - 1)
         pace = self.seconds_per_item(current.run.mode, current.run.label)
         return None if pace is None else left * pace
 
-    def _is_current(self, planned: PlannedRun) -> bool:
-        return self.current is not None and self.current.run.folder.name == planned.folder
+    def _is_current(self, benchmark: str, planned: PlannedRun) -> bool:
+        current = self.current
+        return current is not None and current.run.benchmark == benchmark and current.run.folder.name == planned.folder
 
-    def items(self) -> tuple[int, int]:
-        """The benchmark's items done (in finished runs, the current one and resumed runs to come) and all
-        its runs' items."""
-        done = 0
-        for planned in self.planned:
-            if planned.folder in self.finished:
-                done += self.finished[planned.folder]
-            elif self._is_current(planned):
-                done += self.current.done if self.current is not None else 0
-            else:
-                done += planned.done
-        return done, sum(planned.items for planned in self.planned)
+    def _size(self, benchmark: str) -> int:
+        """A benchmark's items, all runs together: what a stage's work outside runs is scaled by."""
+        return sum(planned.items for planned in self.plans.get(benchmark, []))
+
+    def items(self, benchmarks: Sequence[str] | None = None) -> tuple[int, int]:
+        """The items done (in finished runs, the current one and resumed runs to come) and all the runs' items,
+        of the current benchmark or of `benchmarks`."""
+        done = total = 0
+        for benchmark in [self.benchmark] if benchmarks is None else benchmarks:
+            for planned in self.plans.get(benchmark, []):
+                total += planned.items
+                if (benchmark, planned.folder) in self.finished:
+                    done += self.finished[(benchmark, planned.folder)]
+                elif self._is_current(benchmark, planned):
+                    done += self.current.done if self.current is not None else 0
+                else:
+                    done += planned.done
+        return done, total
 
     def runs(self) -> tuple[int, int]:
-        """The benchmark's runs finished, and planned."""
-        return sum(planned.folder in self.finished for planned in self.planned), len(self.planned)
+        """The current benchmark's runs finished, and planned."""
+        return (sum((self.benchmark, planned.folder) in self.finished for planned in self.planned),
+                len(self.planned))
+
+    def _outside_runs(self, stage: StageTally, now: float) -> float:
+        """The seconds `stage` has spent outside its runs up to `now`."""
+        in_run = now - self.current.started if self.current is not None else 0.0
+        return max(now - stage.started - stage.in_runs - in_run, 0.0)
+
+    def stage_eta(self, benchmark: str | None = None, stage: str | None = None) -> float | None:
+        """Seconds the work of `stage` outside its runs should still take on `benchmark` (default: the stage in
+        progress): a fit stage no benchmark has timed yet is None (unknown); another stage, 0 until timed."""
+        benchmark, stage = benchmark or self.benchmark, stage or self.stage
+        expected: float | None = None if stage in FITS else 0.0
+        if stage in self._stage_work:
+            spent, items = self._stage_work[stage]
+            expected = spent * self._size(benchmark) / items if items else spent
+        running = self.current_stage
+        if running is None or (running.benchmark, running.name) != (benchmark, stage) or expected is None:
+            return expected
+        return max(expected - self._outside_runs(running, self.clock()), 0.0)
+
+    def _stages_left(self, benchmark: str) -> list[str]:
+        """The stages of `benchmark` (the current one or one to come) in progress or to come, but the waits."""
+        first = STAGES.index(self.stage) if benchmark == self.benchmark and self.stage in STAGES else 0
+        return [stage for stage in STAGES[first:] if stage != WAITING_FOR_CRM]
+
+    def _eta(self, benchmarks: Sequence[str]) -> tuple[float, bool]:
+        """Seconds `benchmarks` (the current one and those to come) should still take, and whether that is all
+        (module docstring)."""
+        eta, known = 0.0, not any(task.ended is None for task in self.background.values())
+        for benchmark in benchmarks:
+            parts: list[float | None] = [self.stage_eta(benchmark, stage) for stage in self._stages_left(benchmark)]
+            for planned in self.plans.get(benchmark, []):
+                if (benchmark, planned.folder) in self.finished:
+                    continue
+                if self._is_current(benchmark, planned):
+                    parts.append(self.run_eta())
+                elif planned.items > planned.done:
+                    pace = self.seconds_per_item(planned.mode, planned.label)
+                    parts.append(None if pace is None else (planned.items - planned.done) * pace)
+            eta += sum(part for part in parts if part is not None)
+            known = known and None not in parts
+        return eta, known
 
     def benchmark_eta(self) -> tuple[float, bool]:
-        """Seconds the benchmark's runs should still take, and whether that is all it should take: without a
-        pace for some runs, or while the job waits for a task in another process, the seconds are a lower
-        bound."""
-        waiting = self.stage == WAITING_FOR_CRM and any(task.ended is None for task in self.background.values())
-        eta, known = 0.0, not waiting
-        if self.current is not None:
-            current = self.run_eta()
-            eta, known = (current, known) if current is not None else (0.0, False)
-        for planned in self.planned:
-            left = planned.items - planned.done
-            if planned.folder in self.finished or self._is_current(planned) or left <= 0:
-                continue
-            pace = self.seconds_per_item(planned.mode, planned.label)
-            if pace is None:
-                known = False
-            else:
-                eta += left * pace
-        return eta, known
+        """Seconds the current benchmark should still take, and whether that is all it should take: a lower
+        bound without a pace for some run or a time for some fit stage, or while a task in another process
+        runs."""
+        return self._eta([self.benchmark])
+
+    def job_benchmarks(self) -> list[str]:
+        """The benchmarks from the current one on."""
+        order = list(self.plans)
+        return order[order.index(self.benchmark):] if self.benchmark in order else order
+
+    def job_eta(self) -> tuple[float, bool]:
+        """Seconds the whole job should still take, and whether that is all (as `benchmark_eta`)."""
+        return self._eta(self.job_benchmarks())
+
+    def job_total(self) -> tuple[float, bool]:
+        """The whole job's time: elapsed, plus what is left (`job_eta`)."""
+        left, known = self.job_eta()
+        return self.elapsed() + left, known
 
     def elapsed(self) -> float:
         return self.clock() - self.started
@@ -184,6 +268,12 @@ def eta_text(eta: tuple[float, bool]) -> str:
     """`ETA m:ss`; `ETA > m:ss` when that is a lower bound; `ETA -:--` when nothing is known."""
     seconds, known = eta
     return f"ETA {clock_text(seconds)}" if known else f"ETA > {clock_text(seconds)}" if seconds else "ETA -:--"
+
+
+def total_text(total: tuple[float, bool]) -> str:
+    """`m:ss in all`; `> m:ss in all` when that is a lower bound."""
+    seconds, known = total
+    return f"{'' if known else '> '}{clock_text(seconds)} in all"
 
 
 def finished_line(tally: Tally, run: RunTally, summary: dict[str, Any], *, short: bool = False) -> str:

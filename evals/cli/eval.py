@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from reso.evals.cli.options import EVERY_ITEM, NO_BUDGET, NO_LIMIT, POOL_PRICES, PRICES_HELP, SCORER_HELP
+
 if TYPE_CHECKING:
     from reso.agents.pool_source import PoolFile
     from reso.evals.datasets import Problem
@@ -48,9 +50,10 @@ def eval_command(
     out: Annotated[Path, typer.Option(help="Output folder; rerunning into it resumes.")],
     method: Annotated[str, typer.Option(
         help="reso | random | oracle | single:MODEL | cot-sc:MODEL:N | vote:K | vote:A,B,C | cascade:A,B>C")] = "reso",
-    pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE[,FILE…].")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML for the pool's models.")] = None,
-    limit: Annotated[Optional[int], typer.Option(help="Only the first N items.")] = None,
+    pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE[,FILE…].",
+                                                show_default="the embedded offline pool")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
+    limit: Annotated[Optional[int], typer.Option(help="Only the first N items.", show_default=EVERY_ITEM)] = None,
     seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
     concurrency: Annotated[int, typer.Option(
         help="Questions in flight at once (over all workers with --backend ray).")] = 8,
@@ -58,45 +61,61 @@ def eval_command(
     db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
         "DADB: a SQLite file or a postgresql:// URL (a test run reads one that exists; only --mode train creates "
         "one); default $RESO_DB_URL, else OUT/dadb.sqlite when training and in memory when testing."))] = None,
-    scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
+    scorer: Annotated[Optional[str], typer.Option(help=SCORER_HELP, show_default="consensus")] = None,
     skills: Annotated[Optional[str], typer.Option(
         help="Question-skills folder: each model's chance on a subtask from its record on the nearest past "
-             "subtasks (reso demo writes one per benchmark).")] = None,
+             "subtasks (reso demo writes one per benchmark).",
+        show_default="none: each model's pooled record")] = None,
     k: Annotated[Optional[int], typer.Option(
-        help="--asking fixed: candidates per subtask; --asking confidence: its first stage.")] = None,
+        help="--asking fixed: candidates per subtask; --asking confidence: its first stage.",
+        show_default="2")] = None,
     answer_value: Annotated[Optional[float], typer.Option(
         "--answer-value", help="The budget knob: what a right answer to a question is worth, in USD; every cost "
-        "decision reads it (default 0.05; inf: price counts for nothing).")] = None,
+        "decision reads it (inf: price counts for nothing).", show_default="0.05")] = None,
     asking: Annotated[Optional[str], typer.Option(
-        help="How the fine stage asks: priced (while the expected gain x the answer's value exceeds the price; "
-             "default), confidence (while the best score is below --confidence) or fixed (--k at once).")] = None,
+        help="How the fine stage asks: priced (while the expected gain x the answer's value exceeds the price), "
+             "confidence (while the best score is below --confidence) or fixed (--k at once).",
+        show_default="priced")] = None,
     k_max: Annotated[Optional[int], typer.Option(
-        help="At most this many candidates per subtask (priced: default 4; confidence: required).")] = None,
+        help="At most this many candidates per subtask (--asking confidence: required).",
+        show_default="4 with --asking priced")] = None,
     confidence: Annotated[Optional[float], typer.Option(
-        help="--asking confidence: ask one more candidate while the best CRM score is below this.")] = None,
+        help="--asking confidence: ask one more candidate while the best CRM score is below this.",
+        show_default="none: required with --asking confidence")] = None,
     peer_margin: Annotated[Optional[float], typer.Option(
         help="--asking confidence: of the first k, skip a candidate whose model's record is more than this below "
-             "the first's (1: all k answer).")] = None,
+             "the first's (1: all k answer).", show_default="0.1")] = None,
     escalate_to: Annotated[Optional[str], typer.Option(
-        help="--asking confidence: ranked (the first candidate in the cost-aware order that could beat the best "
-             "answer so far), reliable (the one with the best training record, whatever its price), diverse "
-             "(among peers, the one whose mistakes go least with those already asked; with a peer:<dir> "
-             "scorer) or diverse-priced (the same, each peer's record net of its price).")] = None,
+        help="--asking confidence: whom one more candidate is. The adaptive stage: ranked (the first candidate in "
+             "the cost-aware order that could beat the best answer so far) or reliable (the one with the best "
+             "training record, whatever its price). The peer stage, with a peer:DIR scorer: diverse (among peers, "
+             "the one whose mistakes go least with those already asked) or diverse-priced (the same, each peer's "
+             "record net of its price).", show_default="ranked")] = None,
     exploration: Annotated[Optional[float], typer.Option(
-        help="Exploration constant of the selection policy (training; 1 is plain Thompson sampling).")] = None,
+        help="Exploration constant of the selection policy (training; 1 is plain Thompson sampling).",
+        show_default="the policy's own: 0.3 for Thompson sampling")] = None,
     integration: Annotated[Optional[str], typer.Option(
-        help="tool: integration steps go to the exact tool for every method (default) | select.")] = None,
-    embedder: Annotated[Optional[str], typer.Option(help="Subtask embedder: minilm | hash:DIM | openai:MODEL.")] = None,
-    budget_usd: Annotated[Optional[float], typer.Option(help="Stop calling models past this run total (USD).")] = None,
-    max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.")] = None,
-    budget_tokens: Annotated[Optional[int], typer.Option(help="Stop calling models past this run total of tokens.")] = None,
-    budget_seconds: Annotated[Optional[float], typer.Option(help="Stop calling models after this long (s).")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(help="Token budget per question.")] = None,
-    max_seconds: Annotated[Optional[float], typer.Option(help="Wall-time budget per question (s).")] = None,
+        help="tool: integration steps go to the exact tool for every method | select.",
+        show_default="tool")] = None,
+    embedder: Annotated[Optional[str], typer.Option(help="Subtask embedder: minilm | hash:DIM | openai:MODEL.",
+                                                    show_default="minilm")] = None,
+    budget_usd: Annotated[Optional[float], typer.Option(help="Stop calling models past this run total (USD).",
+                                                        show_default=NO_LIMIT)] = None,
+    max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.",
+                                                     show_default=NO_BUDGET)] = None,
+    budget_tokens: Annotated[Optional[int], typer.Option(help="Stop calling models past this run total of tokens.",
+                                                         show_default=NO_LIMIT)] = None,
+    budget_seconds: Annotated[Optional[float], typer.Option(help="Stop calling models after this long (s).",
+                                                            show_default=NO_LIMIT)] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Token budget per question.",
+                                                      show_default=NO_BUDGET)] = None,
+    max_seconds: Annotated[Optional[float], typer.Option(help="Wall-time budget per question (s).",
+                                                         show_default=NO_BUDGET)] = None,
     cache: Annotated[bool, typer.Option(help="Serve identical model calls from the response cache.")] = True,
     cache_file: Annotated[Optional[Path], typer.Option(
         help="Response cache file; default OUT/responses.sqlite (name one file to share it between runs).")] = None,
-    data_root: Annotated[Optional[Path], typer.Option(help="Folder holding reso-mas/ and gsm8k-replay/.")] = None,
+    data_root: Annotated[Optional[Path], typer.Option(help="Folder holding reso-mas/ and gsm8k-replay/.",
+                                                      show_default="$RESO_DATA_ROOT, else ../shared/data")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     backend: Annotated[str, typer.Option(
         help="local: this process | ray: Ray workers, each with its own team (see README, cluster).")] = "local",

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.options import NOTHING_WRITTEN
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from reso.evals.reports.frontier import Frontier
 
@@ -28,10 +30,10 @@ def frontier_command(
         help="Output folders of `reso eval` runs on one dataset (a benchmark folder of `reso demo`: its "
              "test-* folders).", show_default=False)],
     out: Annotated[Optional[Path], typer.Option(
-        help="Write frontier.json and frontier.png into this folder.")] = None,
+        help="Write frontier.json and frontier.png into this folder.", show_default=NOTHING_WRITTEN)] = None,
     versus: Annotated[Optional[list[Path]], typer.Option(
         help="Another router's runs on the same items (a benchmark folder of `reso demo --pool …`): its hull "
-             "against the first's at the first's budgets, and both QNCs.")] = None,
+             "against the first's at the first's budgets, and both QNCs.", show_default="none")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
     """ReSo's accuracy–cost hull against the single models' (which any random mix of them reaches): the mean
@@ -94,21 +96,28 @@ def _expand(dirs: list[Path]) -> list[Path]:
     return folders
 
 
-def print_frontier(console: Console, found: Frontier, title: str | None = None) -> None:
-    """The budgets table (each budget's single-model and ReSo hull, and the gain) and the figures."""
+def frontier_table(found: Frontier, title: str | None = None, unit: str = "item") -> Table:
+    """The budgets table: each budget's single-model and ReSo hull, and the gain (`unit`: what an item is)."""
     from rich import box
     from rich.table import Table
 
-    from reso.evals.reports.frontier_report import frontier_lines
+    from reso.evals.reports.table_labels import frontier_columns
 
     best_cost = found.best_single_cost_usd
-    table = Table(title=title or f"Frontier on {found.items} items", box=box.SIMPLE_HEAD, show_edge=False)
-    for header in ("budget, USD per item", "× best", "single models' hull", "ReSo's hull", "gain, points"):
+    table = Table(title=title or f"Frontier on {found.items} {unit}s", box=box.SIMPLE_HEAD, show_edge=False)
+    for header in frontier_columns(unit):
         table.add_column(header, justify="right")
     for budget, single, reso in zip(found.budgets, found.single_at, found.reso_at, strict=True):
         table.add_row(f"${budget:.5f}", f"{budget / best_cost:.2f}", f"{single:.1%}",
                       f"{reso:.1%}" if reso > 0 or budget >= (found.reso_hull or [(0.0, 0.0)])[0][0] else "—",
                       f"{(reso - single) * 100:+.1f}")
-    console.print(table)
-    for line in frontier_lines(found):
+    return table
+
+
+def print_frontier(console: Console, found: Frontier, title: str | None = None, unit: str = "item") -> None:
+    """The budgets table (`frontier_table`) and the figures."""
+    from reso.evals.reports.frontier_report import frontier_lines
+
+    console.print(frontier_table(found, title, unit))
+    for line in frontier_lines(found, unit):
         console.print(line, highlight=False)

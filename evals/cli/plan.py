@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from reso.evals.cli.options import NO_PLANNER_MODEL, PLANNER_MODEL_HELP, renamed
 from reso.evals.cli.question import QuestionInputError, read_question
 
 if TYPE_CHECKING:
@@ -34,14 +35,14 @@ def _load_model(spec: str) -> BaseChatModel:
     try:
         model_spec = ModelSpec(spec=spec)
     except ValidationError:
-        raise _InputError(f"--model {spec!r} is not a model spec of the form PROVIDER:MODEL") from None
+        raise _InputError(f"--planner-model {spec!r} is not a model spec of the form PROVIDER:MODEL") from None
     from reso.agents.adapters.loader import load_chat_model
 
     try:
         return load_chat_model(model_spec)
     except Exception as error:  # noqa: BLE001 - any loading failure (provider SDKs raise their own) is config
         first_line = (str(error).splitlines() or [""])[0]
-        raise _InputError(f"cannot load --model {spec!r}: {type(error).__name__}: {first_line}") from None
+        raise _InputError(f"cannot load --planner-model {spec!r}: {type(error).__name__}: {first_line}") from None
 
 
 def _print_table(dag: TaskDAG, planner: str) -> None:
@@ -70,12 +71,13 @@ def _print_table(dag: TaskDAG, planner: str) -> None:
 def plan_command(
     question: Annotated[str | None, typer.Argument(help="The question; '-' reads standard input.")] = None,
     planner: Annotated[str, typer.Option("--planner", "-p", help="auto | structural | llm.")] = "auto",
-    model: Annotated[str | None, typer.Option(
-        "--model", help="Chat model of the LLM planner, as PROVIDER:MODEL (e.g. openai:gpt-4o-mini).",
-    )] = None,
+    planner_model: Annotated[str | None, typer.Option(help=PLANNER_MODEL_HELP,
+                                                      show_default=NO_PLANNER_MODEL)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print only the plan, as JSON.")] = False,
     file: Annotated[str | None, typer.Option(
-        "--file", "-f", help="Read the question from a file ('-' for standard input).")] = None,
+        "--file", "-f", help="Read the question from a file ('-' for standard input) instead of QUESTION.",
+        show_default="none")] = None,
+    _model: Annotated[str | None, renamed("--model", "--planner-model")] = None,
 ) -> None:
     """Print the plan (task DAG) for QUESTION without running any agent."""
     try:
@@ -84,7 +86,7 @@ def plan_command(
         from reso.graphs.dag import PlanError
         from reso.graphs.planners import PlannerConfigError, make_planner
 
-        chat_model = _load_model(model) if model else None
+        chat_model = _load_model(planner_model) if planner_model else None
         try:
             chosen = make_planner(planner, chat_model)
             result: Any = chosen.plan_with_report(text)

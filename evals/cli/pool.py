@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from reso.evals.cli.options import POOL_PRICES
+
 if TYPE_CHECKING:
     from rich.table import Table
 
@@ -19,7 +21,8 @@ app = typer.Typer(help="Inspect agent pools.", no_args_is_help=True)
 def show(
     pool: Annotated[Optional[str], typer.Argument(
         help="Pool YAML file, or replay:FILE[,FILE…] (every recorded model); the default pool when omitted.")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML (models: {NAME: {input, output}}).")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML (models: {NAME: {input, output}}).",
+                                                   show_default=POOL_PRICES)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the agents as JSON.")] = False,
 ) -> None:
     """List a pool's agents with their model, role and prices."""

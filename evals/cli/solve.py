@@ -15,6 +15,14 @@ from typing import Annotated, Any, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.options import (
+    NO_BUDGET,
+    NO_PLANNER_MODEL,
+    PLANNER_MODEL_HELP,
+    POOL_PRICES,
+    PRICES_HELP,
+    SCORER_HELP,
+)
 from reso.evals.cli.question import QuestionInputError, read_question
 
 NO_RECORDING_HINT = (
@@ -159,14 +167,18 @@ def _run_context(*, planner: str | None, planner_model: str | None, pool: str | 
 
 def solve(
     question: Annotated[Optional[str], typer.Argument(help="The question; '-' reads standard input.")] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the question from a file.")] = None,
+    file: Annotated[Optional[Path], typer.Option(
+        "--file", "-f", help="Read the question from a file instead of QUESTION.", show_default="none")] = None,
     pool: Annotated[Optional[str], typer.Option(
         help="Pool YAML or replay:FILE[,FILE…]; default: the embedded offline pool.")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help="Price list YAML for the pool's models.")] = None,
-    planner: Annotated[Optional[str], typer.Option(help="auto | structural | llm.")] = None,
-    planner_model: Annotated[Optional[str], typer.Option(help="Model spec for the LLM planner.")] = None,
-    k: Annotated[Optional[int], typer.Option(help="Candidates per subtask.")] = None,
-    scorer: Annotated[Optional[str], typer.Option(help="CRM scorer spec.")] = None,
+    prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
+    planner: Annotated[Optional[str], typer.Option(help="auto | structural | llm.", show_default="auto")] = None,
+    planner_model: Annotated[Optional[str], typer.Option(help=PLANNER_MODEL_HELP,
+                                                         show_default=NO_PLANNER_MODEL)] = None,
+    k: Annotated[Optional[int], typer.Option(help=(
+        "Candidates per subtask with the fixed asking rule (`reso eval --asking fixed`); reso solve asks the "
+        "priced way (another candidate while it pays, at most 4), which reads no k."), show_default="2")] = None,
+    scorer: Annotated[Optional[str], typer.Option(help=SCORER_HELP, show_default="consensus")] = None,
     db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
         "DADB (agent reputations): a SQLite file or a postgresql:// URL that a training run made; default "
         "$RESO_DB_URL, else none (in memory: nothing learned)."))] = None,
@@ -176,8 +188,10 @@ def solve(
     thread: Annotated[Optional[str], typer.Option(help=(
         "With --checkpoint: the thread to save the run under, or to resume (QUESTION may then be left out); "
         "default: a new one, printed first."))] = None,
-    max_usd: Annotated[Optional[float], typer.Option(help="USD budget for the question.")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(help="Token budget for the question.")] = None,
+    max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.",
+                                                     show_default=NO_BUDGET)] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Token budget per question.",
+                                                      show_default=NO_BUDGET)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
 ) -> None:
     """Answer QUESTION with a self-organising team of agents."""

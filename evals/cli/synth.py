@@ -9,6 +9,8 @@ import typer
 
 from reso.evals.cli.errors import fail
 
+ONE_OF_THEM = "none: one of --pool and --questions is needed"
+
 app = typer.Typer(help="Synthesise multi-step benchmarks (MAS format from a pool or any file of questions, "
                        "GSM8K-MAS) and validate them.",
                   no_args_is_help=True)
@@ -22,14 +24,14 @@ OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output file: a JSO
 @app.command("mas")
 def mas(
     out: OutOption,
-    pool: Annotated[Path | None, typer.Option("--pool", help="Sub-question pool with marked constants UNK(...) (sub_questions/math_test.json or scibench.json format).")] = None,
-    questions: Annotated[Path | None, typer.Option("--questions", help="Instead of --pool: any JSON / JSONL (.gz too) file of {id, question, answer}; the constant to link is chosen automatically.")] = None,
+    pool: Annotated[Path | None, typer.Option("--pool", help="Sub-question pool with marked constants UNK(...) (sub_questions/math_test.json or scibench.json format).", show_default=ONE_OF_THEM)] = None,
+    questions: Annotated[Path | None, typer.Option("--questions", help="Instead of --pool: any JSON / JSONL (.gz too) file of {id, question, answer}; the constant to link is chosen automatically.", show_default=ONE_OF_THEM)] = None,
     size: SizeOption = 3,
     n: CountOption = 100,
     seed: SeedOption = 0,
-    split: Annotated[str | None, typer.Option("--split", help="With --questions: train or test (the sides share no question), or all (default).")] = None,
-    test_fraction: Annotated[float | None, typer.Option("--test-fraction", help="With --questions: share of questions on the test side (default 0.2).")] = None,
-    id_prefix: Annotated[str | None, typer.Option("--id-prefix", help="Item ids are <prefix>-<i>.")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="With --questions: train or test (the sides share no question), or all.", show_default="all")] = None,
+    test_fraction: Annotated[float | None, typer.Option("--test-fraction", help="With --questions: share of questions on the test side.", show_default="0.2")] = None,
+    id_prefix: Annotated[str | None, typer.Option("--id-prefix", help="Item ids are <prefix>-<i>.", show_default="mas<size>-s<seed>")] = None,
 ) -> None:
     """Compose linked multi-step questions (random DAG, linked constants, product step) from a pool with
     marked constants (--pool) or from any file of questions with numeric answers (--questions)."""
@@ -72,13 +74,13 @@ def mas(
 @app.command("gsm8k")
 def gsm8k(
     out: OutOption,
-    replay: Annotated[Path | None, typer.Option("--replay", help="Replay JSONL (id, question, answer); the vendored file when omitted.")] = None,
+    replay: Annotated[Path | None, typer.Option("--replay", help="Replay JSONL (id, question, answer).", show_default="the vendored GSM8K recordings")] = None,
     size: SizeOption = 3,
     n: CountOption = 100,
     seed: SeedOption = 0,
     split: Annotated[str, typer.Option("--split", help="train or test: the sides share no question.")] = "train",
     test_fraction: Annotated[float, typer.Option("--test-fraction", help="Share of questions on the test side.")] = 0.2,
-    id_prefix: Annotated[str | None, typer.Option("--id-prefix", help="Item ids are <prefix>-<i>.")] = None,
+    id_prefix: Annotated[str | None, typer.Option("--id-prefix", help="Item ids are <prefix>-<i>.", show_default="gsm8k-mas<size>-<split>-s<seed>")] = None,
 ) -> None:
     """Compose GSM8K-MAS items: k verbatim recorded GSM8K questions plus the product step, split by question."""
     from reso.agents.defaults import default_replay_path

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ from reso.evals.jobs.events import (
     DemoProgress,
     Log,
     LogProgress,
+    PlannedRun,
 )
 from reso.evals.jobs.fine_stages import Stage, choose_by_record, stage_changes
 from reso.evals.jobs.runs import TRAINING_RUN, crm_runs, plan_runs, run_folder, run_method, run_table_row
@@ -137,16 +139,31 @@ def validation_dadb(out: Path) -> Path:
     return out / "validation" / "dadb.sqlite"
 
 
-def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgress | None = None,
-                  crm_ready: Callable[[], object] = lambda: None) -> list[dict[str, Any]]:
-    """Train, then test every method on one benchmark; returns the test summaries (ReSo first). What it does
-    goes to `progress` (default: a line per run, printed).
+@dataclass(frozen=True)
+class Prepared:
+    """A benchmark ready to run: its folder, splits, roster and questions, read before the job starts so that
+    every benchmark's runs are planned (and the whole job's ETA known) from the start."""
 
-    The baselines that never consult the CRM (each model alone, vote:3, the cascade, the oracle) run before
-    it is fitted; `crm_ready` blocks until a CRM trained elsewhere (`general_crm_in_background`) is there.
-    """
-    progress = progress or LogProgress(print)
-    title = benchmark.title
+    benchmark: Benchmark
+    out: Path
+    train_set: str
+    test_set: str
+    world: str
+    base: ReSoSettings
+    train: list[Problem]
+    test: list[Problem]
+
+    def first_plan(self, config: DemoConfig) -> list[PlannedRun]:
+        """The runs as guessed before training: which votes and the cascade the training record allows is
+        known after it."""
+        models = llm_agents(settings_pool(self.base))
+        guess = ["oracle", *(("vote:3", "vote:5", "cascade") if len(models) >= 5 else
+                             ("vote:3", "cascade") if len(models) >= 3 else ())]
+        return plan_runs(config, self.out, self.train, self.test, [*(f"single:{agent}" for agent in models), *guess])
+
+
+def prepare_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgress) -> Prepared:
+    """Read one benchmark's splits and roster (a left-out model is a note to `progress`)."""
     out = config.out / benchmark.stem
     train_set, test_set = benchmark.splits(config.level)
     if config.swap_split:
@@ -155,17 +172,25 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
     world = world_pool(config, benchmark)
     roster = benchmark_roster(world, load_dataset(train_set), out, config.min_recorded)
     if roster.left_out:
-        progress.note(f"{title}: left out, recording fewer than {config.min_recorded:.0%} of the training "
+        progress.note(f"{benchmark.title}: left out, recording fewer than {config.min_recorded:.0%} of the training "
                       f"questions: {', '.join(sorted(roster.left_out, key=str.lower))}; the benchmark's pool: {roster.pool}")
     base = ReSoSettings(pool=roster.pool, seed=config.seed, db=str(out / "dadb.sqlite"))
-    train_problems = load_dataset(train_set, limit=config.train_limit)
-    test_problems = load_dataset(test_set, limit=config.test_limit)
-    # Which votes and the cascade the training record allows is known after training: guessed until then.
-    models = llm_agents(settings_pool(base))
-    guess = ["oracle", *(("vote:3", "vote:5", "cascade") if len(models) >= 5 else
-                         ("vote:3", "cascade") if len(models) >= 3 else ())]
-    progress.plan(title, plan_runs(config, out, train_problems, test_problems,
-                                   [*(f"single:{agent}" for agent in models), *guess]))
+    return Prepared(benchmark, out, train_set, test_set, world, base,
+                    load_dataset(train_set, limit=config.train_limit), load_dataset(test_set, limit=config.test_limit))
+
+
+def run_benchmark(config: DemoConfig, prepared: Prepared, progress: DemoProgress | None = None,
+                  crm_ready: Callable[[], object] = lambda: None) -> list[dict[str, Any]]:
+    """Train, then test every method on one benchmark; returns the test summaries (ReSo first). What it does
+    goes to `progress` (default: a line per run, printed).
+
+    The baselines that never consult the CRM (each model alone, vote:3, the cascade, the oracle) run before
+    it is fitted; `crm_ready` blocks until a CRM trained elsewhere (`general_crm_in_background`) is there.
+    """
+    progress = progress or LogProgress(print)
+    title, out, base = prepared.benchmark.title, prepared.out, prepared.base
+    train_set, test_set, train_problems, test_problems = (prepared.train_set, prepared.test_set, prepared.train,
+                                                          prepared.test)
     progress.start_stage(title, TRAINING)
     train(config, base, train_set, train_problems, out, progress, title)
 
@@ -184,7 +209,7 @@ def run_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoProgre
         progress.start_stage(title, WAITING_FOR_CRM)
     crm_ready()
     progress.start_stage(title, FITTING_CRM)
-    scorer = fit_crm(config, out, train_set, base, progress, title, world)
+    scorer = fit_crm(config, out, train_set, base, progress, title, prepared.world)
     progress.note(f"CRM fitted on the training split: {scorer}")
     test, stage, stages = fitted_reso(config, base.replace(mode=Mode.TEST, scorer=scorer, **RESO_TEST), team,
                                       train_set, train_problems, out, progress)
@@ -215,4 +240,8 @@ def run_demo(config: DemoConfig, log: Log = print,
     shown = progress or LogProgress(log)
     benchmarks = benchmarks_of(config)
     with general_crm_in_background(config, shown) as crm_ready:
-        return {b.stem: run_benchmark(config, b, shown, crm_ready) for b in benchmarks}
+        # Every benchmark planned first, so the whole job's runs are known before the first one starts.
+        prepared = [prepare_benchmark(config, benchmark, shown) for benchmark in benchmarks]
+        for each in prepared:
+            shown.plan(each.benchmark.title, each.first_plan(config))
+        return {each.benchmark.stem: run_benchmark(config, each, shown, crm_ready) for each in prepared}

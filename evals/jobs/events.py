@@ -19,6 +19,10 @@ BASELINES = "testing the baselines"
 WAITING_FOR_CRM = "waiting for the general CRM"
 FITTING_CRM = "fitting the CRM"
 TESTING_RESO = "testing ReSo"
+STAGES = (TRAINING, BASELINES, WAITING_FOR_CRM, FITTING_CRM, TESTING_RESO)
+FITS = (FITTING_CRM,)
+"""The stages whose work is a fit rather than runs of items (the CRM, the question skills, the fine stage's
+validation): how long one takes is known once one has been timed."""
 
 Log = Callable[[str], None]
 """Where a plain line of progress goes (`print` by default)."""
@@ -61,11 +65,12 @@ class DemoProgress(Protocol):
     the thread running the job; `background` may come from another thread."""
 
     def plan(self, benchmark: str, runs: Sequence[PlannedRun]) -> None:
-        """The runs of `benchmark`, all of them in order; sent again when training settles which baselines
-        its record allows."""
+        """The runs of `benchmark`, all of them in order; sent for every benchmark of the job before the first
+        starts (in the job's order), and again when training settles which baselines its record allows."""
 
     def start_stage(self, benchmark: str, stage: str) -> None:
-        """`benchmark` (its title) enters `stage` (one of the stages above)."""
+        """`benchmark` (its title) enters `stage` (one of `STAGES`, in their order; a benchmark without a general
+        CRM to wait for skips `WAITING_FOR_CRM`)."""
 
     def run_started(self, run: RunStart) -> None: ...
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from reso.evals.reports.delta import Estimate
 from reso.evals.reports.frontier import Frontier
 from reso.evals.reports.hull_versus import Versus
+from reso.evals.reports.table_labels import BEST_SINGLE, GAP_CLOSED, MEAN_GAIN, QNC, WORST_GAP
 
 __all__ = ["FRONTIER_JSON", "FRONTIER_PLOT", "frontier_lines", "versus_lines", "write_frontier"]
 
@@ -42,22 +43,21 @@ def _points(value: Estimate, scale: float = 100.0, signed: bool = True, unit: st
     return text
 
 
-def frontier_lines(found: Frontier) -> list[str]:
-    """The figures in words, one a line (for terminals and logs)."""
+def frontier_lines(found: Frontier, unit: str = "item") -> list[str]:
+    """The figures in words, one a line (for terminals and logs), each named as the documentation's table
+    names it (`reso.evals.reports.table_labels`); `unit`: what an item is."""
     best = found.best_single.removeprefix("single:")
     qnc = found.qnc
     qnc_text = ("not reached: ReSo's hull stays below its accuracy" if qnc.value is None else
                 f"{qnc.value:.2f}× its cost" + (f" [{qnc.ci95[0]:.2f}, {qnc.ci95[1]:.2f}]" if qnc.ci95 else ""))
     lines = [
-        f"best single model: {best}, ${found.best_single_cost_usd:.4f} per item",
-        f"mean gain over the single models' hull, nine budgets from a tenth of its cost to its cost: "
-        f"{_points(found.mean_gain)}",
-        f"worst gap: {_points(found.worst_gap)} at ${found.worst_budget:.4f} per item",
-        f"QNC (ReSo's hull first reaches {best}'s accuracy at): {qnc_text}",
+        f"{BEST_SINGLE}: {best}, ${found.best_single_cost_usd:.4f} per {unit}",
+        f"{MEAN_GAIN}, nine budgets from a tenth of its cost to its cost: {_points(found.mean_gain)}",
+        f"{WORST_GAP}: {_points(found.worst_gap)} at ${found.worst_budget:.4f} per {unit}",
+        f"{QNC} (ReSo's hull first reaches {best}'s accuracy at): {qnc_text}",
     ]
     if found.oracle is not None:
-        lines.append(f"share of the gap from {best} to the oracle closed at its cost: "
-                     f"{_points(found.gap_closed, unit=' %')}")
+        lines.append(f"{GAP_CLOSED}, from {best}'s accuracy: {_points(found.gap_closed, unit=' %')}")
     lines.append(f"95 % intervals: {found.interval_method}")
     return lines
 

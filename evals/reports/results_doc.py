@@ -23,9 +23,28 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reso.evals.reports.run_labels import breakable
+from reso.evals.reports.table_labels import (
+    BEST_SINGLE,
+    COMPARISON_COLUMNS,
+    GAP_CLOSED,
+    MEAN_GAIN,
+    QNC,
+    WORST_GAP,
+    frontier_columns,
+)
+
 __all__ = ["fill", "render_blocks"]
 
+UNIT = "composite"
+"""What one item of the main job's runs is."""
+
 _MARKER = re.compile(r"<!-- results:(?P<name>[\w.-]+) -->\n(?P<body>.*?)<!-- /results:(?P=name) -->", re.DOTALL)
+
+
+def _header(columns: Sequence[str]) -> str:
+    """A markdown table's header row and rule."""
+    return f"| {' | '.join(columns)} |\n|{' --- |' * len(columns)}"
 
 
 def _interval(ci: Sequence[float] | None, scale: float = 100.0, signed: bool = True, digits: int = 1) -> str:
@@ -49,9 +68,8 @@ def _model(label: str) -> str:
 
 
 def _figures(frontiers: Mapping[str, Mapping[str, Any]], titles: Mapping[str, str]) -> str:
-    lines = ["| benchmark | best single model (USD per composite) | mean gain over the single models' hull, points "
-             "| worst gap, points (at USD per composite) | QNC (× its cost) | gap to the oracle closed at its cost |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [_header(["benchmark", f"{BEST_SINGLE} (USD per {UNIT})", f"{MEAN_GAIN}, points",
+                      f"{WORST_GAP}, points (at USD per {UNIT})", f"{QNC} (× its cost)", GAP_CLOSED])]
     for stem, found in frontiers.items():
         lines.append(
             f"| {titles.get(stem, stem)} ({found['items']} composites) | {_model(found['best_single'])} "
@@ -65,8 +83,7 @@ def _figures(frontiers: Mapping[str, Mapping[str, Any]], titles: Mapping[str, st
 def _frontier(found: Mapping[str, Any]) -> str:
     best = found["best_single_cost_usd"]
     cheapest = found["reso_hull"][0][0] if found["reso_hull"] else float("inf")
-    lines = ["| budget, USD per composite | × the best single model's cost | single models' hull | ReSo's hull | "
-             "gain, points |", "| --- | --- | --- | --- | --- |"]
+    lines = [_header(frontier_columns(UNIT))]
     for budget, single, reso in zip(found["budgets"], found["single_at"], found["reso_at"], strict=True):
         shown = f"{reso:.1%}" if budget >= cheapest else "— (cannot go that cheap: 0)"
         lines.append(f"| ${budget:.5f} | {budget / best:.2f} | {single:.1%} | {shown} | {(reso - single) * 100:+.1f} |")
@@ -85,13 +102,12 @@ def _knob(found: Mapping[str, Any]) -> str:
 
 
 def _table(rows: Sequence[Mapping[str, Any]]) -> str:
-    lines = ["| method | accuracy [95 % CI] | vs the best single model, points [95 % CI] | USD | cost vs it |",
-             "| --- | --- | --- | --- | --- |"]
+    lines = [_header(COMPARISON_COLUMNS)]
     for row in rows:
         diff = row.get("diff_vs_best_single")
         versus = "–" if diff is None else f"{diff * 100:+.1f}{_interval(row.get('diff_vs_best_single_ci95'))}"
         ratio = row.get("cost_vs_best_single")
-        lines.append(f"| {row['method']} | {row['accuracy']:.1%}{_interval(row.get('accuracy_ci95'), signed=False)} | "
+        lines.append(f"| {breakable(row['method'])} | {row['accuracy']:.1%}{_interval(row.get('accuracy_ci95'), signed=False)} | "
                      f"{versus} | {row['cost_usd']:.3f} | {'–' if ratio is None else f'{ratio:.2f}×'} |")
     return "\n".join(lines)
 

@@ -1,7 +1,7 @@
 """The text format of the ReSo MAS benchmarks (MATH-MAS, SciBench-MAS), read back into plan steps.
 
 A composite question is a header line, then sub-question blocks, each ending with the sentence
-"The answer is recorded as Answer[i]", then a final step ("Please calculate the value of
+"The answer is recorded as Answer[i]" (its full stop, if any, included), then a final step ("Please calculate the value of
 Answer[0]*Answer[1]*..."). A block depends on every answer it mentions, written either one at a time
 (`Answer[3]`) or as a list (`the sum of Answer[1, 4]`). Blocks can span several lines and may appear in any
 order (index order in `problem_text`, topological order in `problem_text_sort`).
@@ -18,7 +18,9 @@ HEADER = "The following is a complex question composed of multiple sub-questions
 FINAL_INTRO = "Please use the answers to the above questions to perform the following calculations:"
 FINAL_LEAD = "Please calculate"
 
-_RECORDED = re.compile(r"The answer is recorded as Answer\[\s*(\w+)\s*\]")
+# The sentence's own full stop, when it has one (a question written on one line: "… as Answer[1]. A carton …"),
+# ends the block it closes rather than opening the next.
+_RECORDED = re.compile(r"The answer is recorded as Answer\[\s*(\w+)\s*\]\.?")
 _REFERENCE = re.compile(r"Answer\[\s*(\w+(?:\s*,\s*\w+)*)\s*\]")
 
 

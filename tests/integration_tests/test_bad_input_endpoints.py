@@ -115,7 +115,7 @@ def test_plan_with_a_rejected_planner_key_falls_back_with_scrubbed_notes(tmp_pat
     with OpenAIStub(default=REJECTED) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         result = invoke("plan", "What is 2 + 3, then times 4?", "--planner", "llm",
-                        "--model", "openai:gpt-4o-mini", "--json")
+                        "--planner-model", "openai:gpt-4o-mini", "--json")
         assert stub.chat_requests
     assert result.exit_code == 0
     assert len(json.loads(result.stdout)["plan"]) == 1

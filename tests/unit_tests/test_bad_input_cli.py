@@ -208,7 +208,7 @@ def test_an_unset_api_key_variable_is_named_before_any_call(tmp_path: Path, monk
         (("plan", ""), ["no question given: the question in the argument is empty"]),  # one reader for both
         (("solve", "q?", "--file", "q.txt"), ["give the question either as an argument or with --file, not both"]),
         (("plan", "q?", "--planner", "magic"), ["unknown planner 'magic'"]),
-        (("plan", "q?", "--planner", "llm", "--model", "no-colon"), ["--model 'no-colon' is not a model spec"]),
+        (("plan", "q?", "--planner", "llm", "--planner-model", "no-colon"), ["--planner-model 'no-colon' is not a model spec"]),
     ],
 )
 def test_bad_options_are_one_line(args: tuple[str, ...], parts: list[str]) -> None:
@@ -269,7 +269,7 @@ CYCLE = {"steps": [{"id": "a", "instruction": "Use Answer[b].", "depends_on": ["
 def test_planner_output_that_is_no_plan_falls_back_to_one_step(monkeypatch: pytest.MonkeyPatch, reply: str,
                                                               note: str) -> None:
     monkeypatch.setattr(cli_plan, "_load_model", lambda spec: ScriptedChatModel(script=[reply] * 5))
-    result = invoke("plan", PLAN_QUESTION, "--planner", "llm", "--model", "openai:gpt-4o-mini", "--json")
+    result = invoke("plan", PLAN_QUESTION, "--planner", "llm", "--planner-model", "openai:gpt-4o-mini", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {"plan": [{"id": "final", "instruction": PLAN_QUESTION, "depends_on": []}]}
     assert "note: attempt 1: " in result.stderr and note in result.stderr
@@ -281,7 +281,7 @@ def test_a_dangling_dependency_in_planner_output_is_repaired_with_a_note(monkeyp
     plan = {"steps": [{"id": "a", "instruction": "Add 2 and 3.", "depends_on": ["zz"]},
                       {"id": "b", "instruction": "Multiply Answer[a] by 4.", "depends_on": ["a"]}]}
     monkeypatch.setattr(cli_plan, "_load_model", lambda spec: ScriptedChatModel(script=[json.dumps(plan)]))
-    result = invoke("plan", PLAN_QUESTION, "--planner", "llm", "--model", "openai:gpt-4o-mini", "--json")
+    result = invoke("plan", PLAN_QUESTION, "--planner", "llm", "--planner-model", "openai:gpt-4o-mini", "--json")
     assert result.exit_code == 0, result.stderr
     assert [step["depends_on"] for step in json.loads(result.stdout)["plan"]] == [[], ["a"]]
     assert "note: step 'a': dropped the dependency on unknown step 'zz'" in result.stderr
@@ -350,7 +350,7 @@ def test_a_planner_model_rejecting_the_key_does_not_echo_it(monkeypatch: pytest.
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     rejected = RuntimeError(f"Error code: 401 - Incorrect API key provided: {KEY}")
     monkeypatch.setattr(cli_plan, "_load_model", lambda spec: ScriptedChatModel(script=[rejected] * 3))
-    result = invoke("plan", PLAN_QUESTION, "--planner", "llm", "--model", "openai:gpt-4o-mini", "--json")
+    result = invoke("plan", PLAN_QUESTION, "--planner", "llm", "--planner-model", "openai:gpt-4o-mini", "--json")
     assert result.exit_code == 0, result.stderr
     assert "note: attempt 1: the model call failed: RuntimeError: Error code: 401" in result.stderr
     assert KEY not in result.stderr and KEY not in result.stdout

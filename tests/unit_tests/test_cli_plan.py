@@ -100,7 +100,7 @@ def test_llm_planner_with_a_model(monkeypatch: pytest.MonkeyPatch) -> None:
         return model
 
     monkeypatch.setattr(cli_plan, "_load_model", fake_load)
-    result = run(PLAIN, "--planner", "llm", "--model", "openai:gpt-4o-mini", "--json")
+    result = run(PLAIN, "--planner", "llm", "--planner-model", "openai:gpt-4o-mini", "--json")
     assert result.exit_code == 0, result.stderr
     assert loaded == ["openai:gpt-4o-mini"]
     assert json.loads(result.stdout) == {"plan": VALID}
@@ -118,7 +118,7 @@ def test_llm_planner_with_a_model(monkeypatch: pytest.MonkeyPatch) -> None:
         ((PLAIN, "--planner", "magic"), None, "unknown planner 'magic'; choose one of auto, structural, llm"),
         ((PLAIN, "--planner", "structural"), None, "not in the MAS benchmark format"),
         ((PLAIN, "--planner", "llm"), None, "the llm planner needs a chat model"),
-        ((PLAIN, "--model", "no-colon"), None, "--model 'no-colon' is not a model spec"),
+        ((PLAIN, "--planner-model", "no-colon"), None, "--planner-model 'no-colon' is not a model spec"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args: tuple[str, ...], stdin: str | None, message: str) -> None:
@@ -131,8 +131,8 @@ def test_bad_input_exits_2_with_one_line(args: tuple[str, ...], stdin: str | Non
 
 def test_a_model_that_cannot_load_exits_2_with_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-model-here"  # a real loading failure, offline
-    result = run(PLAIN, "--planner", "llm", "--model", f"local:{missing}")
+    result = run(PLAIN, "--planner", "llm", "--planner-model", f"local:{missing}")
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        f"error: cannot load --model 'local:{missing}': ModelLoadError: local:{missing}: no such file or folder"
+        f"error: cannot load --planner-model 'local:{missing}': ModelLoadError: local:{missing}: no such file or folder"
     )

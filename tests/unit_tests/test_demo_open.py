@@ -4,6 +4,7 @@ its questions (the pool it ran on written to its folder), with vote:3 and vote:5
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import pytest
 from typer.testing import CliRunner
@@ -14,6 +15,7 @@ from reso.evals.jobs import demo
 from reso.evals.jobs.comparison import comparison_rows
 from reso.evals.jobs.config import DemoConfig
 from reso.evals.jobs.demo import run_demo
+from reso.evals.jobs.events import TESTING_RESO, TRAINING, LogProgress, PlannedRun
 
 MATH_ONLY = {"Phi-3-mini-4k-instruct", "Qwen2.5-32B-Instruct", "Qwen2.5-3B-Instruct", "Qwen2.5-72B-Instruct",
              "Qwen2.5-7B-Instruct", "gemma-2-27b-it"}
@@ -21,13 +23,39 @@ GSM8K_ONLY = {"DeepSeek-Coder-V2-0724", "Llama-3.1-405B-Instruct-Turbo", "Mistra
               "Mixtral-8x7B-Instruct-v0.1", "gemma-2-27b-it@together"}
 
 
+class Heard(LogProgress):
+    """The notes, and the plans and stages in the order they came."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.order: list[tuple[str, str]] = []
+        super().__init__(self.notes.append)
+
+    def plan(self, benchmark: str, runs: Sequence[PlannedRun]) -> None:
+        self.order.append(("plan", benchmark))
+
+    def start_stage(self, benchmark: str, stage: str) -> None:
+        self.order.append((stage, benchmark))
+
+
 @pytest.fixture(scope="module")
-def open_demo(tmp_path_factory):
+def heard() -> Heard:
+    return Heard()
+
+
+@pytest.fixture(scope="module")
+def open_demo(tmp_path_factory, heard):
     out = tmp_path_factory.mktemp("open")
-    notes: list[str] = []
     config = DemoConfig(out=out, world="open", train_limit=3, test_limit=2, concurrency=4, crm="vote",
                         reso_variants={})
-    return out, run_demo(config, log=notes.append), notes
+    return out, run_demo(config, progress=heard), heard.notes
+
+
+def test_every_benchmark_is_planned_before_the_first_starts(open_demo, heard):
+    # So the whole job's ETA counts the second benchmark's runs from the start.
+    math, gsm8k = "MATH-MAS-L5 (open-weight models)", "GSM8K-MAS (linked, open-weight models)"
+    assert heard.order[:3] == [("plan", math), ("plan", gsm8k), (TRAINING, math)]
+    assert heard.order.index((TRAINING, gsm8k)) > heard.order.index((TESTING_RESO, math))
 
 
 def _singles(summaries) -> set[str]:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reso.agents.adapters.release_text import split_recorded
 from reso.graphs.dag import PlanError
 from reso.graphs.planners import (
     FINAL_ID,
@@ -48,6 +49,22 @@ def test_reads_the_small_example_exactly() -> None:
     assert dag.parents(FINAL_ID) == ["0", "1", "2"]
     assert dag.final_id == FINAL_ID
     assert dag.topological_order() == ["1", "2", "0", FINAL_ID]
+
+
+def test_a_question_on_one_line_ends_each_step_at_its_full_stop() -> None:
+    # docs/models.md's own question: the sentence's full stop ends its step, and the next starts with its words.
+    text = ("A box holds 12 eggs. How many eggs are in 5 boxes? The answer is recorded as Answer[1]. A carton of milk "
+            "costs 3 dollars. How much do 4 cartons cost? The answer is recorded as Answer[2]. Please calculate the "
+            "value of Answer[1]*Answer[2].")
+    dag = StructuralPlanner().plan(text)
+    assert [dag.node(step).instruction for step in dag.ids] == [
+        "A box holds 12 eggs. How many eggs are in 5 boxes? The answer is recorded as Answer[1].",
+        "A carton of milk costs 3 dollars. How much do 4 cartons cost? The answer is recorded as Answer[2].",
+        "Please calculate the value of Answer[1]*Answer[2]."]
+    assert dag.parents(FINAL_ID) == ["1", "2"]
+    # What a replay agent looks up: the sub-question without its answer sentence.
+    assert split_recorded(dag.node("2").instruction) == (
+        "A carton of milk costs 3 dollars. How much do 4 cartons cost?", "2")
 
 
 def test_instructions_are_the_blocks_with_their_answer_sentence() -> None:
