@@ -1,5 +1,6 @@
 """Where the embedded defaults live: the offline pools, their recorded answers and the prompts those were
-recorded with, and the list prices of the recorded models, all shipped with the package."""
+recorded with, the list prices of the recorded models, and the trained agent database of the default pool,
+all shipped with the package."""
 
 from __future__ import annotations
 
@@ -18,12 +19,25 @@ def data_dir() -> Path:
 
 
 def default_pool_path() -> Path:
-    return data_dir() / "default_pool.yaml"
+    """The default pool of `reso solve`, `reso eval` and the Python API: the curated twelve-model roster the
+    main job runs on (`zeroeval_pool_path`)."""
+    return zeroeval_pool_path()
+
+
+def default_dadb_path() -> Path:
+    """The default pool's trained agent database: a DADB export (`AgentDatabase.export_json`) with its
+    provenance, made by the main job's training (`python -m reso.evals.jobs.default_dadb`)."""
+    return data_dir() / "zeroeval_dadb.json"
 
 
 def zeroeval_pool_path() -> Path:
     """The curated many-model pool over the vendored ZeroEval MATH and GSM8K recordings."""
     return data_dir() / "zeroeval_pool.yaml"
+
+
+def two_model_pool_path() -> Path:
+    """The earlier two-model pool: GPT-4 and Mixtral's recorded GSM8K answers (`reso demo --world two-model`)."""
+    return data_dir() / "two_model_pool.yaml"
 
 
 def all_models_pool_path() -> Path:

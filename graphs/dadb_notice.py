@@ -2,7 +2,9 @@
 
 A frozen DADB that learned nothing leaves selection without a record to go on, and the run's answers are
 then not what a trained team would give. A DADB named explicitly that has learned nothing gets a warning
-(it was most likely meant to be a trained one); the in-memory default, which never holds a record, a note.
+(it was most likely meant to be a trained one); an in-memory DADB, which holds no record, a note. A test run
+on the default pool that names no DADB reads the trained one shipped with the package, which has learned:
+it gets neither.
 The command line prints the line once, before the run; the Python API gives it as an `UntrainedDADBWarning`.
 """
 
@@ -40,5 +42,6 @@ def untrained_dadb(settings: ReSoSettings, dadb: AgentDatabase | None) -> Untrai
     if settings.db:
         return UntrainedDADB("warning", f"DADB {redact(settings.db)} has learned nothing (no training record): "
                                         "selection has no record to go on")
-    return UntrainedDADB("note", "no DADB given (--db, or db= in Python), so no record was learned: selection has "
-                                 "none to go on; a training run makes one (reso eval --mode train --db FILE)")
+    return UntrainedDADB("note", "no DADB given for this pool (--db, or db= in Python; the trained one shipped goes "
+                                 "with the default pool), so no record was learned: selection has none to go on; "
+                                 "a training run makes one (reso eval --mode train --db FILE)")

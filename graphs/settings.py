@@ -1,8 +1,8 @@
 """Run-time settings of a ReSo run: the `settings` of its LangGraph context (`reso.graphs.context.RunContext`).
 
-Every field has a default that runs offline on the embedded pool. Environment variables are never read
-here: callers (the CLI, Studio's assistant context, the Python API) pass settings explicitly. Settings are
-frozen, so hashable: the team built for them is kept per settings object (`reso.graphs.team.team_for`).
+Every field has a default that runs offline on the default pool (with its trained DADB). Environment
+variables are never read here: callers (the CLI, Studio's assistant context, the Python API) pass settings
+explicitly. Settings are frozen, so hashable: the team built for them is kept per settings object (`reso.graphs.team.team_for`).
 
 A field that takes one of a few names has a `StrEnum` type, defined once where the code that acts on it
 lives (`Mode` with the DADB, `Variant` with the scoring formulas, `PlannerName` with the planners,
@@ -61,7 +61,9 @@ class SelectionPolicy(StrEnum):
 class ReSoSettings:
     """How one question is planned, who may answer, how answers are judged, and the budgets."""
 
-    pool: str = field(default="", metadata={"description": "Pool YAML path; empty = the embedded offline pool."})
+    pool: str = field(default="", metadata={"description": (
+        "Pool YAML path; empty = the default pool (agents/data/zeroeval_pool.yaml: twelve models' recorded "
+        "answers to MATH level-5 and GSM8K questions, replayed offline, and the exact tool).")})
     planner: PlannerName = field(default=PlannerName.AUTO, metadata={
         "description": "auto | structural | llm | given."})
     planner_model: str = field(default="", metadata={"description": "Model spec for the LLM planner."})
@@ -123,7 +125,9 @@ class ReSoSettings:
         metadata={"description": "Keep the exploration bonus in test mode (default: exploit what was learned)."},
     )
     db: str = field(default="", metadata={"description": (
-        "DADB: a SQLite file or a postgresql:// URL; empty = in memory for this process.")})
+        "DADB: a SQLite file, a postgresql:// URL or a DADB export (.json, read-only); empty = for a test run on "
+        "the default pool the trained DADB shipped with it (agents/data/zeroeval_dadb.json), else in memory "
+        "for this process.")})
     embedder: str = field(default="minilm", metadata={"description": "Embedder spec for profiles and subtasks."})
     context_policy: ContextPolicy = field(
         default=ContextPolicy.PARENTS, metadata={"description": "Which earlier answers a subtask sees."}

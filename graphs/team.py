@@ -84,7 +84,7 @@ class Team:
 
 
 def settings_pool(settings: ReSoSettings) -> Pool:
-    """The pool `settings.pool` names, loaded (the embedded default pool when it names none)."""
+    """The pool `settings.pool` names, loaded (the default pool when it names none)."""
     from reso.agents.defaults import default_pool_path
 
     return load_pool(Path(settings.pool) if settings.pool else default_pool_path())
@@ -100,7 +100,7 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     """
     from reso.agents.adapters.invoke import models_for_pool
     from reso.agents.adapters.loader import load_chat_model
-    from reso.agents.dadb.open import open_dadb
+    from reso.agents.dadb.open import default_db, open_dadb
     from reso.agents.selection.config import SelectorConfig
     from reso.agents.selection.embeddings import load_embedder
     from reso.agents.selection.selector import RandomSelector, ReputationSelector
@@ -123,7 +123,8 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
 
         planner_model = load_chat_model(ModelSpec(spec=settings.planner_model))
     skills = QuestionSkills.load(settings.skills, embedder) if settings.skills else None
-    dadb = open_dadb(settings.db or None, mode=settings.mode)
+    # No DADB named: the trained one shipped for the default pool in a test run, else an empty one in memory.
+    dadb = open_dadb(default_db(settings.db, settings.pool, settings.mode) or None, mode=settings.mode)
     stats = StatsCache(dadb, pool.ids)
     selector: Selector = (RandomSelector(pool, dadb, config=config) if embedder is None else
                           ReputationSelector(pool, dadb, embedder, config, stats=stats))

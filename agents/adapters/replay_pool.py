@@ -1,4 +1,4 @@
-"""A pool over replay files: the default roster (roles and tool agents of the embedded pool) crossed with
+"""A pool over replay files: the default roster (roles and tool agents of the default pool) crossed with
 every model the files have recordings of. This is what `--pool replay:FILE[,FILE…]` means.
 
 With several files, a model recorded in more than one (the same name on MATH and on GSM8K) is one model

@@ -1,6 +1,7 @@
 """`reso bench faults`: ReSo on GSM8K-MAS with every LLM model behind a fault injector, at several fault rates.
 
-For each rate the default replay pool's LLM models are wrapped in `reso.agents.adapters.faults.FaultyChatModel`
+For each rate the two-model replay pool's LLM models (GPT-4 and Mixtral, `two_model_pool.yaml`, whose
+recordings the GSM8K-MAS composites come from) are wrapped in `reso.agents.adapters.faults.FaultyChatModel`
 (timeouts, 429 with `Retry-After`, 500, empty text, text with no answer, garbage, drawn uniformly), and a
 fresh ReSo team (its own in-memory DADB, breakers and retry policy) runs `run_eval` in training mode over the
 same questions. Reported per rate: items completed (a results row written), items lost (no row), exceptions
@@ -106,8 +107,11 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     out.mkdir(parents=True, exist_ok=True)
     db_path = out / "dadb.sqlite" if mode == Mode.TRAIN else db
     # The paper's fixed k: every call a step makes is one the faults can hit, whatever its answers.
-    settings = ReSoSettings(mode=mode, asking=AskingRule.FIXED, scorer=bench.scorer, seed=bench.seed,
-                            db=str(db_path or ""), call_timeout_s=bench.call_timeout_s)
+    from reso.agents.defaults import two_model_pool_path
+
+    settings = ReSoSettings(pool=str(two_model_pool_path()), mode=mode, asking=AskingRule.FIXED,
+                            scorer=bench.scorer, seed=bench.seed, db=str(db_path or ""),
+                            call_timeout_s=bench.call_timeout_s)
     base = await asyncio.to_thread(build_team, settings)
     faults = FaultConfig(rate=rate, kinds=("server_error",) if dead else bench.kinds, seed=bench.seed,
                          retry_after_s=bench.retry_after_s, hang_s=bench.hang_s)
@@ -185,7 +189,7 @@ async def run_bench(bench: FaultBench, out: Path | None = None,
     return {
         "bench": "faults",
         "dataset": f"gsm8k-mas-{bench.level} (train + test)",
-        "pool": "default replay pool, every LLM model behind the fault injector",
+        "pool": "two-model replay pool, every LLM model behind the fault injector",
         "kinds": list(bench.kinds),
         "seed": bench.seed,
         "retry": {"attempts": bench.retry.attempts, "initial_s": bench.retry.initial_s,

@@ -158,7 +158,7 @@ def _recorded(name: str | None, train: str | None, test: str | None, pool: str |
 
 
 def _world_pool(world: str) -> str:
-    """The pool file of a world (its benchmarks share one); "" for the embedded two-model pool."""
+    """The pool file of a world (its benchmarks share one); "" for the default pool."""
     from reso.agents.defaults import data_dir
     from reso.evals.jobs.config import WORLDS
 

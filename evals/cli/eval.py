@@ -28,7 +28,8 @@ def default_cache_file(out: Path) -> Path:
 
 def dadb_target(db: str | None, out: Path, mode: str) -> str:
     """What the run's DADB is: `--db` when given; else `OUT/dadb.sqlite` for training (which creates it) or
-    when it is there already (a run resumed), and in memory for a test run ('': nothing learned)."""
+    when it is there already (a run resumed); else '' for a test run: the trained DADB shipped for the default
+    pool, or in memory on any other (`reso.agents.dadb.open.default_db`)."""
     from reso.agents.dadb.base import Mode
 
     if db:
@@ -51,7 +52,7 @@ def eval_command(
     method: Annotated[str, typer.Option(
         help="reso | random | oracle | single:MODEL | cot-sc:MODEL:N | vote:K | vote:A,B,C | cascade:A,B>C")] = "reso",
     pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE[,FILE…].",
-                                                show_default="the embedded offline pool")] = None,
+                                                show_default="agents/data/zeroeval_pool.yaml, the roster")] = None,
     prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
     limit: Annotated[Optional[int], typer.Option(help="Only the first N items.", show_default=EVERY_ITEM)] = None,
     seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
@@ -60,7 +61,8 @@ def eval_command(
     mode: Annotated[str, typer.Option(help="train (update the DADB, write CRM records) | test (frozen).")] = "test",
     db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
         "DADB: a SQLite file or a postgresql:// URL (a test run reads one that exists; only --mode train creates "
-        "one); default $RESO_DB_URL, else OUT/dadb.sqlite when training and in memory when testing."))] = None,
+        "one), or a DADB export (.json, test runs); default $RESO_DB_URL, else OUT/dadb.sqlite when training, and "
+        "when testing the trained DADB shipped for the default pool (another pool: in memory)."))] = None,
     scorer: Annotated[Optional[str], typer.Option(help=SCORER_HELP, show_default="consensus")] = None,
     skills: Annotated[Optional[str], typer.Option(
         help="Question-skills folder: each model's chance on a subtask from its record on the nearest past "

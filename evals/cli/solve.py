@@ -26,10 +26,11 @@ from reso.evals.cli.options import (
 from reso.evals.cli.question import QuestionInputError, read_question
 
 NO_RECORDING_HINT = (
-    "The default pool replays recorded answers to GSM8K questions and has none for this question. "
+    "The replay pool has no recorded answer to this question (the default pool replays twelve models' answers "
+    "to recorded MATH level-5 and GSM8K questions; its exact tool answers plain arithmetic). "
     "To answer any question, point --pool at a pool YAML whose models are real endpoints, e.g. "
-    "`spec: openai:gpt-4o-mini` with OPENAI_API_KEY set, or an OpenAI-compatible server via `base_url` "
-    "and `api_key_env` (examples in examples/pools/)."
+    "`spec: openai:gpt-4o-mini` with OPENAI_API_KEY set, or a local OpenAI-compatible server (Ollama, vLLM, "
+    "llama.cpp's llama-server) via `base_url` (examples in examples/pools/)."
 )
 
 
@@ -170,7 +171,8 @@ def solve(
     file: Annotated[Optional[Path], typer.Option(
         "--file", "-f", help="Read the question from a file instead of QUESTION.", show_default="none")] = None,
     pool: Annotated[Optional[str], typer.Option(
-        help="Pool YAML or replay:FILE[,FILE…]; default: the embedded offline pool.")] = None,
+        help="Pool YAML or replay:FILE[,FILE…].",
+        show_default="the twelve recorded models of agents/data/zeroeval_pool.yaml, offline")] = None,
     prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
     planner: Annotated[Optional[str], typer.Option(help="auto | structural | llm.", show_default="auto")] = None,
     planner_model: Annotated[Optional[str], typer.Option(help=PLANNER_MODEL_HELP,
@@ -180,8 +182,9 @@ def solve(
         "priced way (another candidate while it pays, at most 4), which reads no k."), show_default="2")] = None,
     scorer: Annotated[Optional[str], typer.Option(help=SCORER_HELP, show_default="consensus")] = None,
     db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
-        "DADB (agent reputations): a SQLite file or a postgresql:// URL that a training run made; default "
-        "$RESO_DB_URL, else none (in memory: nothing learned)."))] = None,
+        "DADB (agent reputations): a SQLite file or a postgresql:// URL that a training run made, or a DADB "
+        "export (.json); default $RESO_DB_URL, else the trained DADB shipped for the default pool (another pool: "
+        "in memory, nothing learned)."))] = None,
     checkpoint: Annotated[Optional[str], typer.Option(envvar="RESO_CHECKPOINT_URL", show_envvar=False, help=(
         "Save the run under its thread, to resume it: a SQLite file or a postgresql:// URL; "
         "default $RESO_CHECKPOINT_URL."))] = None,

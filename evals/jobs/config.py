@@ -21,7 +21,7 @@ class Benchmark:
     stem: str
     title: str
     pool: str = ""
-    """The world's default pool (a packaged file name or a path); empty: the embedded two-model pool."""
+    """The world's pool (a packaged file name or a path); empty: the default pool."""
     datasets: tuple[str, str] | None = None
     """The (train, test) datasets, names or files; None: the registered `<stem>-<level>-train|test`."""
 
@@ -38,7 +38,7 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
         Benchmark("math-l5-mas", "MATH-MAS-L5 (open-weight models)", "open_pool.yaml"),
         Benchmark("gsm8k-l-mas", "GSM8K-MAS (linked, open-weight models)", "open_pool.yaml"),
     ),
-    "two-model": (Benchmark("gsm8k-mas", "GSM8K-MAS (GPT-4 and Mixtral)"),),
+    "two-model": (Benchmark("gsm8k-mas", "GSM8K-MAS (GPT-4 and Mixtral)", "two_model_pool.yaml"),),
 }
 
 # ReSo's settings in the main job, fixed before any test run: asking that pays for itself at the settings'

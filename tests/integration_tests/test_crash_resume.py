@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from reso.agents.dadb.sqlite import DADB
+from reso.agents.defaults import two_model_pool_path
 
 ROOT = Path(__file__).resolve().parents[2]
 RESO = str(Path(sys.executable).with_name("reso"))
@@ -55,8 +56,10 @@ def kill_while_step_c_runs(command: list[str], log: Path) -> None:
 
 def _eval_command(out: Path, db: Path, dataset: str = DATASET, limit: int = ITEMS) -> list[str]:
     # The hashing embedder spares each process seconds of model loading; what is tested is independent of it.
+    # GSM8K-MAS is made of the two-model pool's recorded questions (its 8-shot prompts size the token budget).
     return [RESO, "eval", "--mode", "train", "--dataset", dataset, "--limit", str(limit), "--concurrency", "2",
-            "--out", str(out), "--db", str(db), "--quiet", "--embedder", "hash:256"]
+            "--out", str(out), "--db", str(db), "--quiet", "--embedder", "hash:256",
+            "--pool", str(two_model_pool_path())]
 
 
 def _kill_after_lines(command: list[str], results: Path, more: int, deadline_s: float = 120) -> int:

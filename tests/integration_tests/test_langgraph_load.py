@@ -1,18 +1,20 @@
 """`langgraph dev` under load: 50 runs at once through the SDK, on the default offline pool, loopback only.
 
 Bounded in count (50 runs, each on its own thread) and in time (one overall limit); every run must finish
-without an error and with the right answer. The questions are recorded GSM8K questions both replayed
-models answered right, so the answer does not depend on which agent is selected.
+without an error and with the right answer. The questions are recorded GSM8K questions every replayed model
+of the default pool answered right, so the answer does not depend on which agent is selected.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 
 import pytest
 
-from reso.agents.defaults import default_replay_path
+from reso.agents.defaults import data_dir, default_pool_path
+from reso.agents.pool import load_pool
 
 RUNS = 50
 DISTINCT_QUESTIONS = 10
@@ -22,15 +24,16 @@ pytestmark = pytest.mark.integration
 
 
 def _questions() -> list[tuple[str, str]]:
+    models = {agent.model.model_name for agent in load_pool(default_pool_path()) if agent.kind == "llm"}
     found = []
-    with default_replay_path().open(encoding="utf-8") as handle:
+    with gzip.open(data_dir() / "gsm8k_dev.jsonl.gz", "rt", encoding="utf-8") as handle:
         for line in handle:
             item = json.loads(line)
-            if all(item["correct"].values()):
-                found.append((item["question"], item["answer"]))
+            if all(item["correct"].get(model) for model in models):
+                found.append((item["question"], str(item["answer"])))
             if len(found) == DISTINCT_QUESTIONS:
                 return found
-    raise AssertionError("too few recorded questions both models answered right")
+    raise AssertionError("too few recorded questions every model of the default pool answered right")
 
 
 def test_fifty_concurrent_runs_complete_with_the_right_answers(server: str) -> None:

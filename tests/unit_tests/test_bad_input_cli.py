@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from reso.agents.defaults import two_model_pool_path
 from reso.evals.cli import app
 from reso.evals.cli import plan as cli_plan
 from reso.reward.base import ScoreItem
@@ -220,7 +221,9 @@ def test_eval_refuses_bad_options_before_running(tmp_path: Path) -> None:
     out = tmp_path / "run"
     for args, part in [(("--method", "single:nobody"), "no agent or model 'nobody' in pool"),
                        (("--method", "vote:1"), "a vote needs K ≥ 2 models"),
-                       (("--method", "vote:3"), "the DADB has none"),  # who votes is read from training records
+                       # Who votes is read from training records: a pool without a trained DADB has none (the
+                       # default pool's shipped DADB has).
+                       (("--method", "vote:2", "--pool", str(two_model_pool_path())), "the DADB has none"),
                        (("--method", "cascade:gpt-4-1106-preview"), "expected cascade:A,B>C"),
                        (("--integration", "maybe"), "unknown integration 'maybe'; choose one of tool, select"),
                        (("--asking", "confidence", "--k-max", "3"), "needs both confidence and k_max"),
@@ -342,7 +345,7 @@ def test_a_1mb_question_to_the_default_pool_says_there_is_no_recording(tmp_path:
     assert json.loads(result.stdout.strip().splitlines()[-1])["answer"] is None
     error, hint = result.stderr.strip().splitlines()[-2:]
     assert error.startswith("error: no answer: every candidate failed: ") and "NoRecordingError" in error
-    assert "replays recorded answers" in hint and "--pool" in hint
+    assert "no recorded answer to this question" in hint and "--pool" in hint
     assert "Traceback" not in result.stderr
 
 

@@ -1,4 +1,5 @@
-"""`reso solve` on the embedded offline pool: the JSON object, question sources, and the no-recording hint."""
+"""`reso solve` on the default offline pool (the twelve recorded models, with their trained DADB): the JSON
+object, question sources, and the no-recording hint."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 
 from typer.testing import CliRunner
 
+from reso.agents.defaults import default_pool_path
+from reso.agents.pool import load_pool
 from reso.evals.cli import app
 
 JANET = ("Janet’s ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins for "
@@ -26,12 +29,13 @@ def test_solve_json_has_the_documented_fields():
     assert payload["plan"] == [{"id": "final", "instruction": JANET, "depends_on": []}]
     step = payload["steps"][0]
     assert {"id", "agent", "answer", "candidates"} <= set(step)
-    assert step["agent"].split("/")[0] in {"gpt-4", "mixtral"}
+    models = {agent.model.short_name for agent in load_pool(default_pool_path()) if agent.kind == "llm"}
+    assert step["agent"].split("/")[0] in models
     # The recorded models answer (distinct base models, as many as pay at the default value of a right
-    # answer); 1,194 prompt tokens each (8-shot prefix + question).
+    # answer); 188 prompt tokens each (the zero-shot JSON instruction the recordings were made with + question).
     asked = [c["agent_id"].split("/")[0] for c in step["candidates"]]
-    assert asked and len(set(asked)) == len(asked) and set(asked) <= {"gpt-4", "mixtral"}
-    assert all(c["input_tokens"] == 1194 for c in step["candidates"])
+    assert asked and len(set(asked)) == len(asked) and set(asked) <= models
+    assert all(c["input_tokens"] == 188 for c in step["candidates"])
     usage = payload["usage"]
     assert usage["total_tokens"] == sum(c["input_tokens"] + c["output_tokens"] for c in step["candidates"])
     assert usage["cost_usd"] > 0 and payload["latency_s"] > 0
@@ -50,7 +54,8 @@ def test_a_question_outside_the_recordings_names_how_to_configure_an_endpoint():
     result = runner.invoke(app, ["solve", "What is the airspeed velocity of an unladen swallow?", "--json"])
     assert result.exit_code == 1
     assert _last_json(result.stdout)["answer"] is None
-    assert "replays recorded answers" in result.stderr and "--pool" in result.stderr
+    assert "no recorded answer to this question" in result.stderr and "--pool" in result.stderr
+    assert "examples/pools/" in result.stderr
 
 
 def test_off_a_terminal_the_progress_table_ends_its_line():

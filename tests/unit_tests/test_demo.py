@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reso.agents.defaults import data_dir
+from reso.agents.defaults import data_dir, two_model_pool_path
 from reso.agents.selection.question_skills import QuestionSkills
 from reso.evals.datasets import load_dataset
 from reso.evals.jobs.baselines import cascade_from_record
@@ -118,7 +118,8 @@ def test_the_table_names_the_best_single_model_and_its_paired_differences(small_
 
 def test_vote_and_cascade_come_from_the_training_record(small_demo):
     out, _ = small_demo
-    team = build_team(ReSoSettings(db=str(out / "gsm8k-mas" / "dadb.sqlite"), mode="test"))
+    team = build_team(ReSoSettings(pool=str(two_model_pool_path()), db=str(out / "gsm8k-mas" / "dadb.sqlite"),
+                                   mode="test"))
     # GPT-4 was right more often than Mixtral in training, so it leads the record.
     assert team.agent(best_recorded(team, 2)[0]).model.short_name == "gpt-4"
     with pytest.raises(MethodError, match="needs 3 models"):
@@ -170,7 +171,7 @@ def test_the_progress_hears_every_stage_in_order(small_demo, demo_events):
     background = [event[1:] for event in demo_events.events if event[0] == "background"]
     assert background == [(GENERAL_CRM, True, None), (GENERAL_CRM, False, None)]
     notes = [event[1] for event in demo_events.events if event[0] == "note"]
-    assert notes[0] == "baseline left out: vote:3 needs 3 models; pool 'default-gsm8k-replay' has 2"
+    assert notes[0] == "baseline left out: vote:3 needs 3 models; pool 'gsm8k-two-model-replay' has 2"
     assert notes[1] == f"CRM fitted on the training split: calibrated:{small_demo[0] / 'gsm8k-mas' / 'crm-calibrated'}"
 
 

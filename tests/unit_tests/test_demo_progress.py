@@ -304,6 +304,6 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
     others = [line for line in result.stderr.splitlines()
               if not pattern.fullmatch(line) and not validation.fullmatch(line)]
     assert sorted(re.sub(r"\(\d+:\d\d\)", "(T)", line) for line in others) == sorted([
-        "baseline left out: vote:3 needs 3 models; pool 'default-gsm8k-replay' has 2",
+        "baseline left out: vote:3 needs 3 models; pool 'gsm8k-two-model-replay' has 2",
         f"CRM fitted on the training split: calibrated:{folder / 'crm-calibrated'}",
         "general CRM: fitted in a second process (T)"])

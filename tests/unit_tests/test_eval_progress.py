@@ -44,10 +44,11 @@ def test_a_resumed_run_counts_only_its_own_items_and_a_fresh_one_starts_at_zero(
 def test_reso_eval_rerun_on_a_finished_run_shows_every_item_done(tmp_path):
     from typer.testing import CliRunner
 
+    from reso.agents.defaults import two_model_pool_path
     from reso.evals.cli import app
 
     args = ["eval", "--dataset", "gsm8k", "--limit", "3", "--method", "single:gpt-4/algebra", "--out",
-            str(tmp_path / "run")]
+            str(tmp_path / "run"), "--pool", str(two_model_pool_path())]
     first = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert first.exit_code == 0, first.stderr
     again = CliRunner().invoke(app, args, env={"COLUMNS": "200"})

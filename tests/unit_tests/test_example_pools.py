@@ -14,13 +14,47 @@ from reso.agents.pool import PoolError, load_pool, pool_from_dict
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "pools"
 
 
-@pytest.mark.parametrize("name, size", [("paper.yaml", 7 * 9 + 1), ("vllm.yaml", 2 * 4 + 1),
-                                                ("llamacpp.yaml", 1 * 4 + 1)])
+@pytest.mark.parametrize("name, size", [("paper.yaml", 7 * 9 + 1), ("vllm.yaml", 1 * 4 + 1),
+                                        ("llamacpp.yaml", 1 * 4 + 1), ("ollama.yaml", 2 * 4 + 1),
+                                        ("llama-server.yaml", 1 * 4 + 1)])
 def test_example_pool_loads(name: str, size: int) -> None:
     pool = load_pool(EXAMPLES / name)
     assert len(pool) == size
     assert all(agent.price_in >= 0 and agent.price_out >= 0 for agent in pool)
     assert pool.get("tool/calculator").kind == "tool"
+
+
+def test_every_example_pool_is_tested_and_holds_no_key() -> None:
+    """Each file under examples/pools/ is among those above, and none writes a key: keys come from the
+    variable a model's api_key_env names."""
+    tested = {"paper.yaml", "vllm.yaml", "llamacpp.yaml", "ollama.yaml", "llama-server.yaml"}
+    assert {path.name for path in EXAMPLES.glob("*.yaml")} == tested
+    for path in EXAMPLES.glob("*.yaml"):
+        text = path.read_text(encoding="utf-8")
+        assert "api_key:" not in text and "sk-" not in text, path.name
+
+
+# The servers people run on their own machine, at each one's default address (each file's variable moves it).
+LOCAL_SERVERS = [
+    ("ollama.yaml", "OLLAMA_BASE_URL", "http://localhost:11434/v1", {"qwen2.5:7b", "llama3.1:8b"}),
+    ("vllm.yaml", "VLLM_BASE_URL", "http://localhost:8000/v1", {"Qwen/Qwen2.5-7B-Instruct"}),
+    ("llama-server.yaml", "LLAMA_SERVER_BASE_URL", "http://localhost:8080/v1", {"qwen2.5-7b-instruct"}),
+    ("llamacpp.yaml", "LLAMACPP_BASE_URL", "http://127.0.0.1:8080/v1", {"gemma-3-270m"}),
+]
+
+
+@pytest.mark.parametrize("name, variable, url, served", LOCAL_SERVERS, ids=[row[0] for row in LOCAL_SERVERS])
+def test_a_local_server_pool_needs_no_key_and_costs_nothing(monkeypatch: pytest.MonkeyPatch, name: str,
+                                                           variable: str, url: str, served: set[str]) -> None:
+    monkeypatch.delenv(variable, raising=False)
+    models = [agent.model for agent in load_pool(EXAMPLES / name) if agent.kind == "llm"]
+    assert {model.target for model in models} == served
+    assert {(model.base_url, model.api_key_env) for model in models} == {(url, None)}
+    assert {(model.price_in, model.price_out) for model in models} == {(0.0, 0.0)}
+    assert all(model.params.get("max_tokens") for model in models)  # a call ends within reso's call limit
+    monkeypatch.setenv(variable, "http://gpu-box:9000/v1")
+    assert {agent.model.base_url for agent in load_pool(EXAMPLES / name) if agent.kind == "llm"} == {
+        "http://gpu-box:9000/v1"}
 
 
 def test_paper_pool_prices_come_from_the_list_or_the_file() -> None:

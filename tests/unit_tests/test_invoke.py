@@ -14,7 +14,7 @@ from reso.agents.adapters.failures import FailureKind
 from reso.agents.adapters.invoke import ModelCache, call_agent, error_line, models_for_pool, redact
 from reso.agents.adapters.replay import ReplayChatModel
 from reso.agents.adapters.tools import CalculatorChatModel
-from reso.agents.defaults import default_pool_path, default_replay_path
+from reso.agents.defaults import default_pool_path, default_replay_path, two_model_pool_path
 from reso.agents.pool import load_pool
 from reso.agents.profiles import Agent, ModelSpec
 from tests.fakes import ScriptedChatModel, Slow, reply
@@ -76,7 +76,7 @@ async def test_replay_and_tool_failures_are_recorded_errors() -> None:
 
 
 async def test_replay_cost_is_tokens_times_prices() -> None:
-    pool = load_pool(default_pool_path())
+    pool = load_pool(two_model_pool_path())
     models = models_for_pool(pool)
     question = ("Janet’s ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins "
                 "for her friends every day with four. She sells the remainder at the farmers' market daily for "
@@ -88,7 +88,7 @@ async def test_replay_cost_is_tokens_times_prices() -> None:
 
 
 def test_models_for_pool_loads_each_spec_once() -> None:
-    pool = load_pool(default_pool_path())
+    pool = load_pool(two_model_pool_path())
     cache = ModelCache()
     models = models_for_pool(pool, cache)
     assert set(models) == set(pool.ids)

@@ -171,11 +171,11 @@ def test_a_one_model_method_is_labelled_by_its_model_whatever_names_it():
     from reso.agents.pool_source import load_pool_for
     from reso.evals.methods import parse_method
 
-    pool = load_pool_for(None)  # the default pool: agents model/role over recorded GSM8K answers
-    single = parse_method("single:gpt-4/algebra", pool)
-    assert (single.name, single.label) == ("single:gpt-4/algebra", "single:gpt-4-1106-preview")
-    assert parse_method("single:gpt-4-1106-preview", pool).label == "single:gpt-4-1106-preview"
-    assert parse_method("cot-sc:mixtral:3", pool).label == "cot-sc:mistralai/Mixtral-8x7B-Instruct-v0.1:3"
+    pool = load_pool_for(None)  # the default pool: agents model/role over recorded answers
+    single = parse_method("single:gpt-4o/algebra", pool)
+    assert (single.name, single.label) == ("single:gpt-4o/algebra", "single:gpt-4o-2024-08-06")
+    assert parse_method("single:gpt-4o-2024-08-06", pool).label == "single:gpt-4o-2024-08-06"
+    assert parse_method("cot-sc:llama-3.1-8b:3", pool).label == "cot-sc:Meta-Llama-3.1-8B-Instruct:3"
 
 
 def test_the_integration_step_is_the_one_nothing_depends_on_whatever_its_id() -> None:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from reso.agents.adapters.cache import disable_response_cache
 from reso.agents.adapters.replay import NoRecordingError, ReplayChatModel
+from reso.agents.defaults import two_model_pool_path
 from reso.evals.cli import app
 
 
@@ -46,8 +47,9 @@ def model_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
 
 
 def _eval(out: Path, *extra: str) -> dict:
+    # GSM8K-MAS is made of the two-model pool's recorded questions.
     result = CliRunner().invoke(app, ["eval", "--dataset", "gsm8k-mas-easy-test", "--limit", "3", "--out", str(out),
-                                      "--quiet", *extra])
+                                      "--pool", str(two_model_pool_path()), "--quiet", *extra])
     assert result.exit_code == 0, result.output
     return json.loads((out / "summary.json").read_text())
 

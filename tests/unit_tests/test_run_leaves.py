@@ -5,7 +5,7 @@
 - A run refused at its options leaves no file: no out folder, DADB, profile index, pool file or cache.
 - One `reso eval` writes only inside its `--out`: no sweep report, plot or response cache beside it.
 - A test run on a DADB that learned nothing says so once: a warning for one named explicitly, a note for
-  the in-memory default.
+  an in-memory one (a pool other than the default, whose shipped DADB has learned: its runs say nothing).
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from typer.testing import CliRunner
 
 from reso.agents.dadb.base import DADBMissingError
 from reso.agents.dadb.sqlite import DADB
+from reso.agents.defaults import two_model_pool_path
 from reso.evals.cli import app
 from reso.graphs.dadb_notice import UntrainedDADBWarning
 
 QUESTION = "What is 2+2?"
 FAST = ("--embedder", "hash:64", "--quiet")
+UNTRAINED_POOL = ("--pool", str(two_model_pool_path()))  # no DADB shipped for it
 
 
 def invoke(*args: str):
@@ -78,7 +80,7 @@ def test_a_test_run_on_a_misspelled_dadb_exits_2_in_one_line_and_creates_nothing
      (("--mode", "train", "--method", "single:nobody"), "no agent or model 'nobody'"),
      (("--mode", "train", "--scorer", "magic"), "unknown scorer kind 'magic'"),
      (("--mode", "train", "--pool", "replay:gsm8k_dev.jsonl.gz", "--k", "0"), "k must be >= 1"),
-     (("--method", "vote:3"), "the DADB has none"),
+     (("--method", "vote:2", *UNTRAINED_POOL), "the DADB has none"),
      (("--mode", "train", "--method", "vote:3"), "dadb.sqlite does not exist yet: train it first")],
     ids=["k", "method", "scorer", "replay-pool", "vote", "vote-train"],
 )
@@ -98,15 +100,19 @@ def test_one_eval_writes_only_inside_its_out_and_says_once_that_nothing_was_lear
     other.write_text(json.dumps({"id": "b", "question": "What is 3+5?", "answer": "8"}) + "\n", encoding="utf-8")
     assert invoke("eval", "--dataset", str(other), "--out", str(runs / "other"), *FAST).exit_code == 0
     before = stamps(tmp_path)
-    result = invoke("eval", "--dataset", str(dataset), "--out", str(runs / "e1"), *FAST)
+    result = invoke("eval", "--dataset", str(dataset), "--out", str(runs / "e1"), *FAST, *UNTRAINED_POOL)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["n"] == 1
     written = touched(tmp_path, before)
     assert written and all(name.startswith("runs/e1/") for name in written), sorted(written)
     assert "runs/e1/responses.sqlite" in written and "runs/e1/dadb.sqlite" not in written
     assert result.stderr.splitlines() == [
-        "note: no DADB given (--db, or db= in Python), so no record was learned: selection has none to go on; "
-        "a training run makes one (reso eval --mode train --db FILE)"]
+        "note: no DADB given for this pool (--db, or db= in Python; the trained one shipped goes with the default "
+        "pool), so no record was learned: selection has none to go on; a training run makes one "
+        "(reso eval --mode train --db FILE)"]
+    # On the default pool the shipped DADB has learned: nothing to say.
+    default = invoke("eval", "--dataset", str(dataset), "--out", str(runs / "e0"), *FAST)
+    assert default.exit_code == 0 and default.stderr == "", default.stderr
 
 
 def test_a_named_dadb_that_learned_nothing_runs_with_one_warning(tmp_path: Path, dataset: Path) -> None:
@@ -117,8 +123,8 @@ def test_a_named_dadb_that_learned_nothing_runs_with_one_warning(tmp_path: Path,
     assert result.stderr.splitlines() == [
         f"warning: DADB {empty} has learned nothing (no training record): selection has no record to go on"]
     single = invoke("eval", "--dataset", str(dataset), "--db", str(empty), "--method", "single:gpt-4-1106-preview",
-                    "--out", str(tmp_path / "e3"), *FAST)
-    # A method that never reads the DADB is not warned about (the default pool has no recording of this
+                    "--out", str(tmp_path / "e3"), *FAST, *UNTRAINED_POOL)
+    # A method that never reads the DADB is not warned about (the two-model pool has no recording of this
     # question for one model alone: its one line says so).
     assert single.exit_code == 1 and [line[:25] for line in single.stderr.splitlines()] == ["error: every item failed:"]
 
