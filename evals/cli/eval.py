@@ -52,7 +52,7 @@ def eval_command(
     method: Annotated[str, typer.Option(
         help="reso | random | oracle | single:MODEL | cot-sc:MODEL:N | vote:K | vote:A,B,C | cascade:A,B>C")] = "reso",
     pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE[,FILE…].",
-                                                show_default="agents/data/zeroeval_pool.yaml, the roster")] = None,
+                                                show_default="the roster, agents/data/zeroeval_pool.yaml")] = None,
     prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
     limit: Annotated[Optional[int], typer.Option(help="Only the first N items.", show_default=EVERY_ITEM)] = None,
     seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
