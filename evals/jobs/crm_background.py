@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import multiprocessing
+import signal
 from collections.abc import Callable, Iterator
 
 from reso.evals.jobs.config import WORLDS, DemoConfig, world_pool
@@ -43,7 +44,10 @@ def general_crm_in_background(config: DemoConfig,
     pool_spec = world_pool(config, WORLDS[config.world][0])
     # spawn, not fork: the parent holds threads (the engine's worker threads, OpenMP) a fork would copy.
     # Leaving the block terminates the worker, so an error or Ctrl-C does not wait for the fit.
-    with multiprocessing.get_context("spawn").Pool(1) as worker:
+    # The worker ignores SIGINT: Ctrl-C in a terminal reaches the whole process group, and the parent alone
+    # answers it (it ends the worker here and says what was saved), with no traceback from the worker.
+    with multiprocessing.get_context("spawn").Pool(1, initializer=signal.signal,
+                                                  initargs=(signal.SIGINT, signal.SIG_IGN)) as worker:
         shown.background(GENERAL_CRM, running=True)
         pending = worker.apply_async(_fit_general_crm_here,
                                      (dataclasses.replace(config, backend=None), pool_spec),
