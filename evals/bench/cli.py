@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import typer
 
-from reso.evals.cli.paths import in_file, out_file, out_folder
+from reso.evals.cli.paths import out_file, out_folder
 
 Number = TypeVar("Number", int, float)
 
@@ -135,7 +135,6 @@ def routing_command(
 
     from reso.evals.bench.routing import STANDARD_SPREADS, run_bench, run_seeds, run_spreads
 
-    in_file("--probs", Path(probs) if probs else None)
     out_file("--plot", Path(plot) if plot else None)
     if question_skills:
         _question_routing(models, topics, subtasks, seed, json_output)

@@ -519,7 +519,6 @@ PATH_OPTIONS = [
     (["bench", "dag", "--profile", "{folder}"], "error: --profile {folder}: a folder, not a file"),
     (["bench", "eval", "--profile", "{folder}"], "error: --profile {folder}: a folder, not a file"),
     (["bench", "routing", "--plot", "{folder}"], "error: --plot {folder}: a folder, not a file"),
-    (["bench", "routing", "--probs", "{tmp}/none.json"], "error: --probs {tmp}/none.json: no such file"),
     (["bench", "faults", "--out", "{file}"], "error: --out {file}: not a folder"),
 ]
 
