@@ -1,8 +1,8 @@
 """Paths as run files write them: no path of this machine (its folders, the user's home, the interpreter) in a
 file meant to be shared, and the same text wherever the run folder and the package are installed.
 
-An absolute path in a run file's text (`summary.json`, `provenance.json`, the lines of `results.jsonl`) is
-written as:
+An absolute path of this machine (a file or folder that is there, or whose folder is) in a run file's text
+(`summary.json`, `provenance.json`, the specs and errors in `results.jsonl`) is written as:
 
 - `<reso>/…` for a file of this package (its shipped pools and recordings: `<reso>/agents/data/…`);
 - relative to the run folder when the two share a folder below the file system's root (`../data.jsonl`,
@@ -74,16 +74,23 @@ def portable_path(path: str | Path, folder: Path) -> str:
 
 
 def portable_text(text: str, folder: Path) -> str:
-    """`text` (a spec, a command-line argument, a message) with each absolute path in it written by
-    `portable_path`; a PostgreSQL URL as it is."""
+    """`text` (a spec, a command-line argument, a message) with each absolute path of this machine in it
+    written by `portable_path`; a PostgreSQL URL as it is."""
     if "/" not in text or _POSTGRES.match(text):
         return text
     return _ABSOLUTE.sub(lambda match: _portable_match(match.group(0), folder), text)
 
 
 def _portable_match(path: str, folder: Path) -> str:
-    # One part alone ('/2' in '1 /2') is no path this project writes: only folders and the files in them.
-    return portable_path(path, folder) if len([part for part in path.split("/") if part]) > 1 else path
+    """A path of this machine: one that is there, or whose folder is (a file not made yet). Not one part alone
+    ('/2' in '1 /2'), nor what only looks like a path ('/v1/chat/completions' in a server's error)."""
+    if len([part for part in path.split("/") if part]) < 2:
+        return path
+    try:
+        there = os.path.exists(path) or os.path.isdir(os.path.dirname(path))
+    except (OSError, ValueError):
+        there = False
+    return portable_path(path, folder) if there else path
 
 
 def portable_command(command: Sequence[str], folder: Path) -> list[str]:

@@ -122,7 +122,7 @@ def _resumable_thread(checkpoint: str, thread: str) -> None:
     if not any(argument == "--thread" or argument.startswith("--thread=") for argument in arguments):
         arguments = [*arguments, "--thread", thread]
     resumable(lambda: f"the finished steps are saved in {_store_name(checkpoint)} under thread {thread}",
-                        arguments)
+              arguments)
 
 
 def settings_from_options(**options: Any) -> Any:

@@ -40,7 +40,7 @@ def test_paths_inside_specs_and_arguments_are_rewritten_and_nothing_else(tmp_pat
     assert portable_text(f"peer:{tmp_path / 'crm-peer'}", run) == "peer:../crm-peer"
     assert portable_text(f"--pool={tmp_path / 'p.yaml'}", run) == "--pool=../p.yaml"
     for text in ("http://127.0.0.1:8000/v1", "postgresql://me:***@/reso?host=/var/run/postgresql", "3/4",
-                 "x = 1 /2", "gsm8k-mas-easy-test"):
+                 "x = 1 /2", "gsm8k-mas-easy-test", "Error code: 404 - Not Found /v1/chat/completions"):
         assert portable_text(text, run) == text
     assert portable_command([sys.executable, "-m", "reso.evals.cli", "eval", "--out", str(run)], run) == [
         "reso", "-m", "reso.evals.cli", "eval", "--out", "."]
