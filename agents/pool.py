@@ -238,6 +238,17 @@ def _refuse_inline_keys(model: ModelSpec, where: str) -> None:
                             "put the key in an environment variable and name it with api_key_env")
 
 
+def _check_params(model: ModelSpec, where: str) -> None:
+    """A `params` key the model's client would not take (a typo such as `max_tokns`) is refused as the pool
+    loads, naming the key, rather than failing the first call (`reso.agents.adapters.params`)."""
+    from reso.agents.adapters.params import unknown_param
+
+    if model.params:
+        problem = unknown_param(model)
+        if problem is not None:
+            raise PoolError(f"{where} ({model.short_name}): {problem}")
+
+
 def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
     """Expand a validated pool config into agents (models × roles, then explicit agents)."""
     label = str(source) if source else config.name
@@ -248,6 +259,7 @@ def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
     for m_index, raw_model in enumerate(config.models):
         model = expand_base_url(resolve_model_paths(raw_model, base_dir), f"{label}: models[{m_index}]")
         _refuse_inline_keys(model, f"{label}: models[{m_index}]")
+        _check_params(model, f"{label}: models[{m_index}]")
         price_in, price_out = _prices(model, f"{label}: models[{m_index}]", price_list)
         for role in roles:
             agents.append(
@@ -266,6 +278,7 @@ def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:
         where = f"{label}: agents[{a_index}].model"
         model = expand_base_url(resolve_model_paths(explicit.model, base_dir), where)
         _refuse_inline_keys(model, where)
+        _check_params(model, where)
         price_in, price_out = _prices(model, where, price_list)
         role = Role(name=explicit.role, profile=explicit.profile, system_prompt=explicit.system_prompt)
         agents.append(

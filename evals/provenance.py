@@ -7,7 +7,7 @@ compared with it before any item runs. A difference is refused with one line nam
 (old → new); the same values resume as before. The file holds:
 
 - `method`: the method as given (`reso`, `single:MODEL`, …);
-- `dataset`: the name as given (a file's absolute path), and `items`: a short content hash per item id, so a
+- `dataset`: the name as given (a file's path relative to the folder: `reso.evals.portable`), and `items`: a short content hash per item id, so a
   rerun with a larger `--limit` adds items while a dataset whose items changed is refused;
 - `pool`: its name and a hash of its agents as loaded (ids, roles, prompts, model specs, prices, params;
   recorded models by their files' names and contents, wherever they are installed);
@@ -37,6 +37,7 @@ from reso.agents.dadb.url import is_postgres_url, without_credentials
 from reso.agents.pool import Pool
 from reso.agents.profiles import FILE_PROVIDERS
 from reso.evals.datasets import Problem
+from reso.evals.portable import portable_path, portable_text, portable_value
 from reso.evals.results import ResultsFormatError
 from reso.graphs.settings import ReSoSettings
 
@@ -109,9 +110,19 @@ class Provenance(BaseModel):
             values["db"] = without_credentials(values["db"])
         elif values["db"]:
             # Relative to the folder, so moving a sweep (its DADB inside or beside the runs) changes nothing.
-            values["db"] = os.path.relpath(Path(values["db"]).resolve(), out.resolve())
-        return cls(method=method, dataset=dataset_name(dataset), pool=pool_identity(pool), settings=values,
+            values["db"] = portable_path(Path(values["db"]).resolve(), out)
+        # Paths (a dataset file, a scorer's or the skills' folder) likewise: none of this machine's.
+        return cls(method=method, dataset=portable_text(dataset_name(dataset), out), pool=pool_identity(pool),
+                   settings={name: portable_value(value, out) for name, value in values.items()},
                    items={problem.id: item_hash(problem) for problem in problems})
+
+    def portable(self, folder: Path) -> Provenance:
+        """This record with its paths written as `of_run` writes them now (`reso.evals.portable`): a folder
+        recorded by an earlier version, with absolute paths, is compared as if recorded now."""
+        return self.model_copy(update={
+            "dataset": portable_text(self.dataset, folder),
+            "settings": {name: value if name == "db" else portable_value(value, folder)
+                         for name, value in self.settings.items()}})
 
     def differences(self, old: Provenance) -> list[str]:
         """Each field that differs from `old`, as `field old → new`; empty when this run may resume it."""
@@ -143,7 +154,7 @@ class Provenance(BaseModel):
                     f"{FILE_NAME})") if rows else None
             _write(path, self.model_copy(update={"note": note}))
             return
-        old = read_provenance(path)
+        old = read_provenance(path).portable(folder)
         if not rows:  # nothing written under the old settings: the folder is free to take new ones
             _write(path, self)
             return

@@ -22,6 +22,7 @@ import platform
 import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from reso.agents.adapters.failures import FailureKind
@@ -35,6 +36,7 @@ from reso.evals.eval_config import EvalConfig
 from reso.evals.ledger import item_key, reconcile, run_id
 from reso.evals.method_kind import MethodKind
 from reso.evals.methods import MethodError
+from reso.evals.portable import portable_command, portable_text
 from reso.evals.provenance import Provenance
 from reso.evals.reports.clusters import resampling
 from reso.evals.reports.shared_questions import accuracy_interval as cluster_accuracy_interval
@@ -79,8 +81,19 @@ def crm_records(problem: Problem, result: Result) -> list[dict[str, Any]]:
     return records
 
 
-def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]:
-    """The results.jsonl line of one item."""
+def _candidate_json(candidate: Any, folder: Path | None) -> dict[str, Any]:
+    """A candidate as its line holds it: its model's spec and its error without this machine's paths
+    (`reso.evals.portable`, relative to the run folder `folder`)."""
+    data: dict[str, Any] = candidate.model_dump(exclude={"answer"})
+    if folder is not None:
+        for key in ("model", "error"):
+            if isinstance(data.get(key), str):
+                data[key] = portable_text(data[key], folder)
+    return data
+
+
+def result_row(problem: Problem, result: Result, *, mode: str, folder: Path | None = None) -> dict[str, Any]:
+    """The results.jsonl line of one item (written into the run folder `folder`: its paths relative to it)."""
     references = problem.step_references()
     row = {
         "id": problem.id,
@@ -97,7 +110,7 @@ def result_row(problem: Problem, result: Result, *, mode: str) -> dict[str, Any]
              "correct": (answers_match(step.value, references[step.id], rel_tol=problem.rel_tol)
                          if step.id in references else None),
              "domain": (problem.meta.get("step_domains") or {}).get(step.id),
-             "candidates": [c.model_dump(exclude={"answer"}) for c in step.candidates]}
+             "candidates": [_candidate_json(c, folder) for c in step.candidates]}
             for step in result.steps
         ],
         "notes": result.notes,
@@ -137,8 +150,10 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
     interval, interval_method = accuracy_interval(rows, problems)
     tokens = sum(row["usage"]["total_tokens"] for row in rows)
     cost = sum(row["usage"]["cost_usd"] for row in rows)
+    folder = config.out
     return {
-        "dataset": config.dataset,
+        # Paths relative to the run folder or the package (`reso.evals.portable`): none of this machine's.
+        "dataset": portable_text(config.dataset, folder),
         "method": config.method.name,
         "method_label": config.method.label,
         "mode": config.settings.mode,
@@ -161,8 +176,9 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
         "budget": {"usd": config.budget_usd, "tokens": config.budget_tokens, "seconds": config.budget_seconds},
         "seed": config.settings.seed,
         # A database URL's password never reaches the summary (nor the reports read from it).
-        "settings": {k: redact(v) if isinstance(v, str) else v for k, v in vars(config.settings).items()},
-        "command": [redact(arg) for arg in config.command],
+        "settings": {k: portable_text(redact(v), folder) if isinstance(v, str) else v
+                     for k, v in vars(config.settings).items()},
+        "command": [redact(arg) for arg in portable_command(config.command, folder)],
         "versions": _versions(),
     }
 
@@ -230,7 +246,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                     # Partial because the run ran out, not because of the item: leave it for a rerun.
                     stopped = stopped or budget.exceeded
                     return
-                row = result_row(problem, result, mode=settings.mode)
+                row = result_row(problem, result, mode=settings.mode, folder=config.out)
                 updates = learner.pending(result.steps)
                 if updates is not None:
                     row["dadb_updates"] = [list(update) for update in updates]

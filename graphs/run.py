@@ -118,12 +118,15 @@ class DagRun:
 
     def _finished(self, step_id: str, task: asyncio.Task[StepRecord]) -> None:
         future = self._future(step_id)
-        if task.cancelled() or task.exception() is not None:
+        error = None if task.cancelled() else task.exception()  # a cancelled task has no exception to read
+        if task.cancelled() or error is not None:
             # Forget the failed task (and its future) so that a retried node starts the subtask afresh.
             self._tasks.pop(step_id, None)
             self._futures.pop(step_id, None)
             if not future.done():
-                future.set_exception(task.exception() or asyncio.CancelledError())
+                # Cancelled (Ctrl-C) stays cancelled: a future set to CancelledError that nobody awaits any
+                # more would be reported at exit ("Future exception was never retrieved").
+                future.set_exception(error) if error is not None else future.cancel()
             return
         self.results[step_id] = task.result()
         if not future.done():

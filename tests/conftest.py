@@ -4,8 +4,18 @@ that need them skip, and fail under CI (`tests/resources.py`)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+# Code that a checkpoint ships (trust_remote_code: the remote-code PRM layout, tests/tiny_models.py) is copied by
+# transformers into HF_MODULES_CACHE, by default ~/.cache/huggingface/modules: a folder per test checkpoint
+# would stay behind in the user's cache. The tests use a folder of their own, removed when the session ends.
+# Set before transformers is first imported (it reads the variable then); subprocesses inherit it.
+HF_MODULES = tempfile.mkdtemp(prefix="reso-tests-hf-modules-")
+os.environ["HF_MODULES_CACHE"] = HF_MODULES
 
 import pytest
 
@@ -75,3 +85,8 @@ def dadb_store(request: pytest.FixtureRequest, tmp_path: Path) -> DADBStore:
     """The DADB guarantees' tests run once per implementation: SQLite, then PostgreSQL."""
     server = request.getfixturevalue("postgres_server") if request.param == "postgres" else None
     return DADBStore(request.param, tmp_path, server)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the session's HF_MODULES_CACHE (see HF_MODULES above)."""
+    shutil.rmtree(HF_MODULES, ignore_errors=True)

@@ -32,13 +32,17 @@ def enable_response_cache(path: str | Path) -> BaseCache:
         The installed cache (also available from `langchain_core.globals.get_llm_cache()`).
 
     Raises:
-        ResponseCacheError: The file exists but is not an SQLite database.
+        ResponseCacheError: The file exists but is not an SQLite database, or cannot be made (a file where a
+            folder above it should be).
     """
     from langchain_community.cache import SQLiteCache
     from sqlalchemy.exc import DatabaseError
 
     target = Path(path).expanduser().resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file where a folder above it should be
+        raise ResponseCacheError(f"{target}: cannot use as a response cache: {error}") from None
     try:
         cache = _open_sqlite_cache(SQLiteCache, target)
     except DatabaseError as error:  # a file that is not SQLite

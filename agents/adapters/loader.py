@@ -37,6 +37,7 @@ from pydantic import SecretStr
 from reso.agents.adapters.endpoints import MAX_CONCURRENCY_PARAM, check_max_concurrency
 from reso.agents.adapters.faults import with_faults
 from reso.agents.adapters.load_error import ModelLoadError
+from reso.agents.adapters.params import RATE_LIMIT_PARAMS, TOKEN_PARAM, unknown_param
 from reso.agents.profiles import ModelSpec, Provider
 
 # Placeholder key for OpenAI-compatible servers that ignore keys (vLLM, Ollama). A user's real
@@ -61,8 +62,6 @@ def api_key_from_env(model: ModelSpec) -> SecretStr | None:
 
 
 TokenParam = Literal["max_tokens", "max_completion_tokens"]
-TOKEN_PARAM = "max_tokens_param"
-"""Key of `ModelSpec.params` naming the request field that carries the output-token cap (`TokenParam`)."""
 
 
 def default_token_param(model: ModelSpec) -> TokenParam:
@@ -126,10 +125,6 @@ def _init_chat_model(model: ModelSpec, params: dict[str, Any]) -> BaseChatModel:
         raise ModelLoadError(f"{model.spec}: the provider's LangChain package is not installed ({error})") from None
 
 
-RATE_LIMIT_PARAMS = ("requests_per_second", "max_bucket_size", "check_every_n_seconds")
-"""Keys of `ModelSpec.params` that configure the model's rate limiter instead of its constructor."""
-
-
 def rate_limiter_from_params(model: ModelSpec, params: dict[str, Any]) -> InMemoryRateLimiter | None:
     """Take the rate-limit keys out of `params` (in place) and build the limiter they describe.
 
@@ -164,11 +159,15 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
 
     Raises:
         ModelLoadError: Unknown tool, missing API-key variable, unknown provider, a bad `local:` path, a
-            bad rate limit, concurrency limit or token-cap field.
+            bad rate limit, concurrency limit or token-cap field, a `params` key the client does not take
+            (`reso.agents.adapters.params`).
         reso.agents.adapters.replay.ReplayError: A missing or invalid replay file, or a model it does not record.
     """
     if isinstance(model, str):
         model = ModelSpec(spec=model)
+    problem = unknown_param(model) if model.params else None
+    if problem is not None:  # a pool file's is refused as it loads (reso.agents.pool); a spec made in code here
+        raise ModelLoadError(f"{model.spec}: {problem}")
     params = dict(model.params)
     limiter = rate_limiter_from_params(model, params)
     try:  # read per call by reso.agents.adapters.endpoints; checked here so that a bad value fails at load

@@ -110,8 +110,12 @@ class DADB(AgentDatabase):
         if self.path is not None:
             if not create and not self.path.exists():
                 raise DADBMissingError(str(self.path))
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         target = str(self.path) if self.path is not None else ":memory:"
+        if self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:  # a file where a folder above it should be
+                raise DADBError(f"{target}: cannot open as a DADB: {error}") from None
         try:
             if self.path is not None and not create:  # read-write, never create (a file removed meanwhile)
                 self._conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Optional, TypeVar
 
 import typer
 
 from reso.evals.cli.options import renamed
+from reso.evals.cli.paths import out_file, out_folder
 
 Number = TypeVar("Number", int, float)
 
@@ -62,6 +64,7 @@ def dag_command(
 
     from reso.evals.bench.dag import DagBench, render_table, run_bench
 
+    out_file("--profile", Path(profile) if profile else None)
     try:
         bench = DagBench(n_agents=agents, k=k, scorer=scorer, seed=seed)
     except ValueError as error:  # an unknown scorer spec, say
@@ -133,10 +136,10 @@ def routing_command(
     """Cumulative regret and best-agent pick rate of every selection policy (Thompson sampling, KL-UCB, MOSS, the
     UCB variants, greedy, random) over simulated agents; or, with --question-skills, routing by question."""
     import json
-    from pathlib import Path
 
     from reso.evals.bench.routing import STANDARD_SPREADS, run_bench, run_seeds, run_spreads
 
+    out_file("--plot", Path(plot) if plot else None)
     if question_skills:
         _question_routing(models, topics, subtasks, seed, json_output)
         return
@@ -317,6 +320,7 @@ def eval_command(
 
     from reso.evals.bench.eval import render_table, run_bench
 
+    out_file("--profile", Path(profile) if profile else None)
     profiler = cProfile.Profile() if profile else None
     report = run_bench(questions=questions, latency_ms=latency_ms, concurrency=concurrency, agents=agents, k=k,
                        seed=seed, trace_memory=trace_memory, profile=profiler)
@@ -338,10 +342,10 @@ def faults_command(
 ) -> None:
     """Items completed and lost, escaped exceptions, accuracy and retries with 0 %, 10 %, 30 % faulty calls."""
     import asyncio
-    from pathlib import Path
 
     from reso.evals.bench.faults import FaultBench, render_table, run_bench
 
+    out_folder("--out", Path(out) if out else None)
     rate_list = comma_numbers(rates, float, "--rates")
     if not rate_list or any(not 0.0 <= rate <= 1.0 for rate in rate_list):
         raise typer.BadParameter(f"--rates needs numbers in [0, 1], got {rates!r}")
@@ -410,8 +414,6 @@ def judge_command(
     """The signals judge's pick among K models' recorded answers to held-out questions, beside the best fixed
     model, the plurality, the reliability-weighted vote and the oracle, with intervals, and the judge's AUC and
     calibration error (`reso.evals.bench.judge`)."""
-    from pathlib import Path
-
     from reso.evals.bench.judge import JudgeBenchError, render_table, run_judge_bench
     from reso.evals.cli.errors import fail
     from reso.reward.config_error import ScorerConfigError

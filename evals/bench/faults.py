@@ -31,6 +31,7 @@ from reso.agents.adapters.retry import RetryPolicy
 from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
 from reso.agents.profiles import AgentKind
+from reso.evals.portable import portable_text
 from reso.graphs.records import RunStatus
 
 MAX_RESUMES = 3
@@ -142,7 +143,8 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     model_calls = sum(m.calls for m in {id(m): m for m in team.models.values()}.values()
                       if isinstance(m, FaultyChatModel))
     n = len(problems)
-    on_dead = [c for c in candidates if c["model"] == dead_spec]
+    written = portable_text(dead_spec, out)  # as the results file writes a spec (reso.evals.portable)
+    on_dead = [c for c in candidates if c["model"] == written]
     return {
         "fault_rate": rate,
         "mode": settings.mode,

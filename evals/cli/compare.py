@@ -13,6 +13,7 @@ import typer
 
 from reso.evals.cli.errors import fail
 from reso.evals.cli.options import NOTHING_WRITTEN
+from reso.evals.cli.paths import out_folder
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -37,8 +38,7 @@ def compare_command(
 
     if resamples < 1:
         fail(f"--resamples must be >= 1, got {resamples}")
-    if out is not None and out.exists() and not out.is_dir():
-        fail(f"--out {out}: not a folder")
+    out_folder("--out", out)
     folders = list(dict.fromkeys(dirs))
     if reference is not None and reference.resolve() not in [folder.resolve() for folder in folders]:
         folders.insert(0, reference)

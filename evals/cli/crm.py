@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.paths import out_file, out_folder
 
 app = typer.Typer(help="Train and evaluate Collaborative Reward Models.", no_args_is_help=True)
 
@@ -124,6 +125,7 @@ def train(
     ] = None,
 ) -> None:
     """Train a CRM on labelled records and save it to OUT; prints a JSON summary."""
+    out_folder("--out", out)
     records = _load(data, split, limit_questions)
     from reso.reward.records import question_order
 
@@ -342,6 +344,7 @@ def as_steps(
     can measure a CRM on that layout with the same answers."""
     from reso.reward.training.step_layout import as_step_records
 
+    out_file("--out", out)
     records = _load(data, split, None)
     rows = as_step_records(records, named=named)
     out.parent.mkdir(parents=True, exist_ok=True)

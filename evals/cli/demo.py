@@ -10,7 +10,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.interrupt import answers_saved, resumable
 from reso.evals.cli.options import EVERY_ITEM, POOL_PRICES, PRICES_HELP
+from reso.evals.cli.paths import out_folder
 
 WORLDS_BENCHMARKS = "none: the world's benchmarks"
 
@@ -66,20 +68,14 @@ def demo_command(
     from rich.console import Console
 
     from reso.evals.jobs.comparison import comparison_rows, write_comparison
-    from reso.evals.jobs.config import CRMS, WORLDS, DemoConfig
+    from reso.evals.jobs.config import WORLDS, DemoConfig
     from reso.evals.jobs.demo import run_demo
 
-    if world not in WORLDS:
-        fail(f"--world must be one of {', '.join(WORLDS)}")
-    if level not in ("easy", "medium", "hard"):
-        fail("--level must be easy, medium or hard")
-    if crm not in CRMS:
-        fail(f"--crm must be one of {', '.join(CRMS)}, got {crm!r}")
-    if backend not in ("local", "ray") or (address is not None and backend != "ray"):
-        fail("--backend must be local or ray (--address goes with ray)")
+    _check_options(out=out, world=world, level=level, crm=crm, backend=backend, address=address)
     recorded = _recorded(benchmark, train_questions, test_questions, pool, train_n, test_n)
     if pool or prices:
         pool = _check_pool(pool or _world_pool(world), prices, out)
+    resumable(lambda: answers_saved(out))  # Ctrl-C: a rerun into OUT resumes
     console = Console(stderr=True)
     config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
                         train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm,
@@ -130,6 +126,21 @@ def _print_tables(out: Path, tables: dict[str, Any], frontiers: dict[str, Any], 
                    f"reports in {out / stem}/*/report.html)")
 
 
+def _check_options(*, out: Path, world: str, level: str, crm: str, backend: str, address: str | None) -> None:
+    """Refuse a bad option, and an --out that cannot be a folder, before anything is loaded."""
+    from reso.evals.jobs.config import CRMS, WORLDS
+
+    out_folder("--out", out)
+    if world not in WORLDS:
+        fail(f"--world must be one of {', '.join(WORLDS)}")
+    if level not in ("easy", "medium", "hard"):
+        fail("--level must be easy, medium or hard")
+    if crm not in CRMS:
+        fail(f"--crm must be one of {', '.join(CRMS)}, got {crm!r}")
+    if backend not in ("local", "ray") or (address is not None and backend != "ray"):
+        fail("--backend must be local or ray (--address goes with ray)")
+
+
 def _frontier(folder: Path) -> dict[str, Any]:
     """The frontier the job wrote for one benchmark (`frontier.json`), as read back."""
     from reso.evals.reports.frontier_report import FRONTIER_JSON
@@ -151,9 +162,11 @@ def _recorded(name: str | None, train: str | None, test: str | None, pool: str |
         recorded = RecordedBenchmark.of(name, train, test, train_n, test_n)
     except ValueError as error:
         fail(str(error))
-    missing = [str(p) for p in (*recorded.train_files, *recorded.test_files) if not p.is_file()]
-    if missing:
-        fail(f"{missing[0]}: question file not found")
+    for path in (*recorded.train_files, *recorded.test_files):
+        if path.is_dir():
+            fail(f"{path}: a folder, not a question file")
+        if not path.is_file():
+            fail(f"{path}: question file not found")
     return recorded
 
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.paths import in_folder
 
 RESULTS = Path("docs") / "results"
 
@@ -33,6 +34,9 @@ def docs_command(
     """Fill the documentation's generated tables from the runs under docs/results/ (or check them)."""
     from reso.evals.reports.results_doc import fill, render_blocks
 
+    in_folder("--root", root)
+    if not (root / "README.md").is_file():
+        fail(f"--root {root}: no README.md there (not the project folder)")
     blocks: dict[str, str] = {}
     for path in sorted((root / RESULTS).glob("*.json")):
         try:

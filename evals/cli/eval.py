@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from reso.evals.cli.interrupt import answers_saved, resumable
 from reso.evals.cli.options import EVERY_ITEM, NO_BUDGET, NO_LIMIT, POOL_PRICES, PRICES_HELP, SCORER_HELP
 
 if TYPE_CHECKING:
@@ -128,7 +129,8 @@ def eval_command(
     """Evaluate METHOD on DATASET; writes results.jsonl, summary.json (and crm_records.jsonl in train mode)."""
     from reso.evals.eval_config import EvalConfig
 
-    _check_options(out=out, backend=backend, address=address)
+    _check_options(out=out, backend=backend, address=address, cache_file=cache_file, data_root=data_root, db=db)
+    resumable(lambda: answers_saved(out))  # Ctrl-C: a rerun into OUT resumes
     overrides = {"scorer": scorer, "skills": skills, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
                  "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "answer_value_usd": answer_value,
                  "asking": asking, "peer_margin": peer_margin,
@@ -139,7 +141,7 @@ def eval_command(
                         limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
                         budget_seconds=budget_seconds)
     summary = _run(run, config, quiet=quiet, backend=backend, address=address, workers=workers)
-    _report(out, summary)
+    _report(out, {**summary, "dataset": dataset})  # the dataset as given (the files name it from OUT)
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -148,10 +150,19 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _check_options(*, out: Path, backend: str, address: str | None) -> None:
-    """Refuse options that cannot go together, before anything is loaded."""
-    if out.exists() and not out.is_dir():
-        raise _fail(f"--out {out}: not a folder")
+def _check_options(*, out: Path, backend: str, address: str | None, cache_file: Path | None = None,
+                   data_root: Path | None = None, db: str | None = None) -> None:
+    """Refuse options that cannot go together, and paths that cannot be what they name, before anything is
+    loaded."""
+    from reso.agents.dadb.url import is_postgres_url
+    from reso.evals.cli.paths import in_folder, out_file, out_folder
+
+    out_folder("--out", out)
+    out_file("--cache-file", cache_file)
+    if data_root is not None and data_root.exists():  # a missing one: the dataset that needs it names its file
+        in_folder("--data-root", data_root)
+    if db and not is_postgres_url(db) and not Path(db).is_dir():  # a folder: the DADB's own error says so
+        out_file("--db", Path(db))
     if backend not in ("local", "ray"):
         raise _fail("--backend must be local or ray")
     if address is not None and backend != "ray":

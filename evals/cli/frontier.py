@@ -17,6 +17,7 @@ import typer
 
 from reso.evals.cli.errors import fail
 from reso.evals.cli.options import NOTHING_WRITTEN
+from reso.evals.cli.paths import out_folder
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,8 +44,7 @@ def frontier_command(
     from reso.evals.reports.frontier import frontier_of_folders
     from reso.evals.reports.frontier_report import write_frontier
 
-    if out is not None and out.exists() and not out.is_dir():
-        fail(f"--out {out}: not a folder")
+    out_folder("--out", out)
     folders = list(dict.fromkeys(_expand(dirs)))
     if versus:
         _versus(folders, list(dict.fromkeys(_expand(versus))), json_output)

@@ -13,6 +13,7 @@ from reso.evals.cli.demo import demo_command
 from reso.evals.cli.docs import docs_command
 from reso.evals.cli.eval import eval_command
 from reso.evals.cli.frontier import frontier_command
+from reso.evals.cli.interrupt import ResoGroup
 from reso.evals.cli.plan import plan_command
 from reso.evals.cli.pool import app as pool_app
 from reso.evals.cli.solve import solve
@@ -24,6 +25,7 @@ app = typer.Typer(
     help="ReSo on LangGraph: reward-driven self-organising multi-agent reasoning.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=ResoGroup,  # Ctrl-C in any command: what was saved, how to resume, exit code 130
 )
 app.add_typer(pool_app, name="pool")
 app.add_typer(crm_app, name="crm")

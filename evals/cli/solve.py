@@ -15,6 +15,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.interrupt import resumable
 from reso.evals.cli.options import (
     NO_BUDGET,
     NO_PLANNER_MODEL,
@@ -119,6 +120,18 @@ def _question_to_run(text: str | None, saved: Any, checkpoint: str, thread: str)
             f"--thread {thread}: {_store_name(checkpoint)} holds a run of another question "
             f"({textwrap.shorten(question, 60)!r}); leave the question out to resume it, or choose another thread")
     return question
+
+
+def _resumable_thread(checkpoint: str, thread: str) -> None:
+    """Ctrl-C: the steps finished so far are saved under `thread`, which the same command resumes with
+    `--thread`."""
+    import sys
+
+    arguments = sys.argv[1:]
+    if not any(argument == "--thread" or argument.startswith("--thread=") for argument in arguments):
+        arguments = [*arguments, "--thread", thread]
+    resumable(lambda: f"the finished steps are saved in {_store_name(checkpoint)} under thread {thread}",
+              arguments)
 
 
 def settings_from_options(**options: Any) -> Any:
@@ -226,6 +239,8 @@ def solve(
     if new_thread:  # said before the run starts: a run that is killed prints nothing after
         typer.echo(f"note: thread {thread}: if this run stops, rerun with --thread {thread} to resume it",
                    err=True)
+    if checkpoint is not None and thread is not None:
+        _resumable_thread(checkpoint, thread)
     if saved is not None and saved.ended:  # answered before: its saved result, without asking anyone again
         result = saved.result
     else:

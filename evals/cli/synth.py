@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.evals.cli.paths import out_file
 
 ONE_OF_THEM = "none: one of --pool and --questions is needed"
 
@@ -37,6 +38,7 @@ def mas(
     marked constants (--pool) or from any file of questions with numeric answers (--questions)."""
     from reso.evals.datasets import DatasetError
 
+    out_file("--out", out)
     give_one = ("give one of --pool (a sub-question pool with UNK(...) markers) or --questions (a file of "
                 "questions with numeric answers)")
     if pool is not None and questions is not None:
@@ -87,6 +89,7 @@ def gsm8k(
     from reso.evals.datasets import DatasetError
     from reso.evals.synth.gsm8k import build_gsm8k_mas
 
+    out_file("--out", out)
     if split not in ("train", "test"):
         fail(f"--split must be 'train' or 'test', got {split!r}")
     try:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import multiprocessing
+import signal
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from reso.evals.jobs.config import WORLDS, DemoConfig, world_pool
 from reso.evals.jobs.crm_fit import fit_general_crm
@@ -21,6 +23,22 @@ def _fit_general_crm_here(config: DemoConfig, pool_spec: str) -> str | None:
     output, where `reso demo --json` writes its JSON)."""
     return fit_general_crm(config, team_for(ReSoSettings(pool=pool_spec)).pool, config.out / "crm-general",
                            lambda line: None)
+
+
+def _worker_pool() -> Any:
+    """One spawned worker process that ignores SIGINT: Ctrl-C in a terminal reaches the whole process group,
+    and the parent alone answers it (it ends the worker and says what was saved), so the worker prints no
+    traceback. SIGINT stays blocked while the worker starts (a blocked signal stays blocked in the child until
+    its initializer ignores it; the parent gets a Ctrl-C of that moment once it is unblocked)."""
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return multiprocessing.get_context("spawn").Pool(1, initializer=signal.signal,
+                                                         initargs=(signal.SIGINT, signal.SIG_IGN))
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextlib.contextmanager
@@ -43,7 +61,7 @@ def general_crm_in_background(config: DemoConfig,
     pool_spec = world_pool(config, WORLDS[config.world][0])
     # spawn, not fork: the parent holds threads (the engine's worker threads, OpenMP) a fork would copy.
     # Leaving the block terminates the worker, so an error or Ctrl-C does not wait for the fit.
-    with multiprocessing.get_context("spawn").Pool(1) as worker:
+    with _worker_pool() as worker:
         shown.background(GENERAL_CRM, running=True)
         pending = worker.apply_async(_fit_general_crm_here,
                                      (dataclasses.replace(config, backend=None), pool_spec),

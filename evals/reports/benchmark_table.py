@@ -42,7 +42,7 @@ def benchmark_rows(out: Path, chosen: Sequence[tuple[str, Mapping[str, Any]]], r
     single-model run of the benchmark, whose recordings decide which items are complete. Run folders are
     `out/<summary["run"]>`."""
     runs = [load_run(out / summary["run"]) for _, summary in chosen]
-    problems = dataset_items(summary for _, summary in chosen)
+    problems = dataset_items([run.summary for run in runs], [run.folder for run in runs])
     full = compare_runs(runs, reference, problems=problems)
     ids = shared_ids(runs)
     loaded = {run.folder.name: run for run in runs}

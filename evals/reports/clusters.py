@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from reso.evals.datasets import Problem
@@ -52,12 +53,18 @@ def resampling(problems: Mapping[str, Problem] | None, ids: Sequence[str]) -> Re
     return Resampling(clusters, CLUSTER_METHOD, len(uses))
 
 
-def dataset_items(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Problem] | None:
+def dataset_items(summaries: Iterable[Mapping[str, Any]],
+                  folders: Iterable[Path] | None = None) -> dict[str, Problem] | None:
     """The items, by id, of the first dataset named by the summaries that loads (a registered name, or a
-    file that is still there); None when none does."""
+    file that is still there); None when none does. `folders` are the summaries' run folders, which a
+    dataset file's path in a summary is relative to (`reso.evals.portable`)."""
     from reso.evals.datasets import load_dataset
+    from reso.evals.portable import resolved_in
 
-    for name in dict.fromkeys(str(s["dataset"]) for s in summaries if s.get("dataset")):
+    pairs = zip(summaries, folders, strict=True) if folders is not None else ((s, None) for s in summaries)
+    names = (resolved_in(folder, str(s["dataset"])) if folder is not None else str(s["dataset"])
+             for s, folder in pairs if s.get("dataset"))
+    for name in dict.fromkeys(names):
         try:
             return {problem.id: problem for problem in load_dataset(name)}
         except (ValueError, OSError):  # DatasetError is a ValueError: unknown name, moved or damaged file

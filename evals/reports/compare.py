@@ -192,7 +192,7 @@ def compare_runs(runs: Sequence[Run], reference: int = 0, *, resamples: int = DE
         names = ", ".join(str(run.folder) for run in runs)
         raise CompareError(f"no item id is shared by all of {names}; compare runs over the same dataset")
     if problems is None:
-        problems = dataset_items(run.summary for run in runs)
+        problems = dataset_items([run.summary for run in runs], [run.folder for run in runs])
     plan = resampling(problems, ids)
     correct = np.array([[bool(run.rows[item]["correct"]) for item in ids] for run in runs], dtype=float)
     cost = np.array([[float(run.rows[item]["usage"].get("cost_usd", 0.0)) for item in ids] for run in runs])

@@ -123,7 +123,7 @@ def sample(runs: Sequence[Run], problems: Mapping[str, Problem] | None = None,
     correct = np.array([[float(bool(run.rows[i]["correct"])) for i in ids] for run in runs])
     cost = np.array([[float(run.rows[i]["usage"].get("cost_usd", 0.0)) for i in ids] for run in runs])
     if problems is None:
-        problems = dataset_items(run.summary for run in runs)
+        problems = dataset_items([run.summary for run in runs], [run.folder for run in runs])
     plan = resampling(problems, ids)
     pairs = incidence(plan.clusters if plan.clusters is not None else [(i,) for i in ids])
     method = f"delta method, {plan.method}" if plan.clusters is not None else INDEPENDENT_ITEMS

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from reso.evals.portable import portable_command
 from tests.openai_stub import OpenAIStub, StubError, StubReply
 
 CANARY = "sk-canary-9f8e7d6c5b4a"
@@ -136,7 +137,8 @@ def test_full_eval_writes_the_key_nowhere(tmp_path: Path, canary_env: str) -> No
     assert scan_tree(tmp_path) == {}
     assert leaks(stdout) == [] and leaks(stderr) == []
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary["command"][1:] == argv[1:]  # the command line is recorded, and it holds no key
+    # The command line is recorded (its paths relative to the run folder), and it holds no key.
+    assert summary["command"] == portable_command(argv, out)
 
 
 async def test_python_api_with_a_checkpoint_writes_the_key_nowhere(tmp_path: Path, canary_env: str,

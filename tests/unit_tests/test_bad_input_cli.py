@@ -492,3 +492,84 @@ def test_an_unreachable_checkpoint_server_is_one_line_without_its_password(tmp_p
                                  ": cannot open the checkpoint database: connection",
                                  "nothing-listens/.s.PGSQL.5432\" failed: No such file or directory")
     assert "pw-canary-ckpt-1a2b" not in line
+
+
+# -- path options, checked before any work ------------------------------------------------------------------
+
+# Each: the arguments ({file}: a file, {folder}: a folder, {tmp}: the test's folder) and the one line.
+PATH_OPTIONS = [
+    (["demo", "--out", "{file}"], "error: --out {file}: not a folder"),
+    (["demo", "--out", "{file}/sub"], "error: --out {file}/sub: not a folder ({file} is a file)"),
+    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{file}/sub"],
+     "error: --out {file}/sub: not a folder ({file} is a file)"),
+    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--cache-file", "{folder}"],
+     "error: --cache-file {folder}: a folder, not a file"),
+    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--cache-file", "{file}/c.sqlite"],
+     "error: --cache-file {file}/c.sqlite: cannot be made ({file} is a file, not a folder)"),
+    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--mode", "train", "--db",
+      "{file}/d.sqlite"], "error: --db {file}/d.sqlite: cannot be made ({file} is a file, not a folder)"),
+    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--data-root", "{file}"],
+     "error: --data-root {file}: not a folder"),
+    (["crm", "train", "--data", "{file}", "--out", "{file}"], "error: --out {file}: not a folder"),
+    (["crm", "as-steps", "--data", "{file}", "--out", "{folder}"], "error: --out {folder}: a folder, not a file"),
+    (["synth", "gsm8k", "--out", "{folder}"], "error: --out {folder}: a folder, not a file"),
+    (["synth", "mas", "--questions", "{file}", "--out", "{file}/x.json"],
+     "error: --out {file}/x.json: cannot be made ({file} is a file, not a folder)"),
+    (["compare", "{folder}", "--out", "{file}/sub"], "error: --out {file}/sub: not a folder ({file} is a file)"),
+    (["frontier", "{folder}", "--out", "{file}/sub"], "error: --out {file}/sub: not a folder ({file} is a file)"),
+    (["docs", "--root", "{tmp}/nowhere", "--check"], "error: --root {tmp}/nowhere: no such folder"),
+    (["docs", "--root", "{folder}", "--check"], "error: --root {folder}: no README.md there (not the project folder)"),
+    (["bench", "dag", "--profile", "{folder}"], "error: --profile {folder}: a folder, not a file"),
+    (["bench", "eval", "--profile", "{folder}"], "error: --profile {folder}: a folder, not a file"),
+    (["bench", "routing", "--plot", "{folder}"], "error: --plot {folder}: a folder, not a file"),
+    (["bench", "faults", "--out", "{file}"], "error: --out {file}: not a folder"),
+]
+
+
+@pytest.mark.parametrize(("args", "line"), PATH_OPTIONS, ids=[" ".join(args[:2]) + f" {i}"
+                                                             for i, (args, _) in enumerate(PATH_OPTIONS)])
+def test_a_path_option_that_cannot_be_what_it_names_is_one_line_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], line: str) -> None:
+    import reso.evals.jobs.demo
+    import reso.evals.runner
+
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the command started its work")
+
+    monkeypatch.setattr(reso.evals.jobs.demo, "run_demo", no_work)
+    monkeypatch.setattr(reso.evals.runner, "run_eval", no_work)
+    names = {"file": str(write(tmp_path / "afile.txt", "not a folder\n")), "folder": str(tmp_path / "adir"),
+             "tmp": str(tmp_path)}
+    (tmp_path / "adir").mkdir()
+    result = invoke(*(arg.format(**names) for arg in args))
+    assert assert_one_error_line(result, 2) == line.format(**names)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["adir", "afile.txt"]  # nothing written
+
+
+# -- a model's params, checked when the pool loads ----------------------------------------------------------
+
+TYPO_POOL = """\
+models:
+  - spec: openai:gpt-4o-mini
+    api_key_env: RESO_TEST_PARAMS_KEY
+    price_in: 0.15
+    price_out: 0.6
+    params: {max_tokns: 256}
+roles: [Algebra]
+"""
+
+
+def test_a_misspelled_model_param_is_refused_when_the_pool_loads_by_every_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESO_TEST_PARAMS_KEY", "sk-test-not-used")
+    pool = write(tmp_path / "pool.yaml", TYPO_POOL)
+    out = tmp_path / "run"
+    parts = (f"{pool}: models[0] (gpt-4o-mini): params.max_tokns: not a parameter of the openai client",
+             "did you mean max_tokens?")
+    for args in (["pool", "show", str(pool)], ["solve", "What is 2+2?", "--pool", str(pool)],
+                 ["eval", "--dataset", "gsm8k-mas-easy-test", "--pool", str(pool), "--out", str(out), "--quiet"],
+                 ["demo", "--pool", str(pool), "--out", str(out)]):
+        assert_one_error_line(invoke(*args), 2, *parts)
+    assert not out.exists()
+    fixed = write(tmp_path / "fixed.yaml", TYPO_POOL.replace("max_tokns", "max_tokens"))
+    assert invoke("pool", "show", str(fixed)).exit_code == 0

@@ -92,8 +92,9 @@ def test_every_method_runs_on_the_same_test_items(small_demo):
     reso = json.loads((out / "gsm8k-mas" / "test-reso" / "summary.json").read_text())
     assert reso["settings"]["asking"] == "priced" and reso["settings"]["k_max"] == 4
     assert reso["settings"]["answer_value_usd"] == DEFAULT_ANSWER_VALUE_USD
-    # Question skills fitted on the training side's recorded answers, read by every ReSo run.
-    assert reso["settings"]["skills"] == str(out / "gsm8k-mas" / "skills")
+    # Question skills fitted on the training side's recorded answers, read by every ReSo run (the run's files
+    # name them relative to the run folder: reso.evals.portable).
+    assert reso["settings"]["skills"] == "../skills"
     assert QuestionSkills.load(out / "gsm8k-mas" / "skills").right.shape[1] == 2
     # The frontier's sweep: one run per value of a right answer, otherwise the ReSo row's settings.
     for value, folder in ((0.0001, "test-reso-value-0.0001"), (1.0, "test-reso-value-1")):
@@ -143,11 +144,12 @@ def test_the_default_crm_is_the_general_crm_calibrated_on_the_training_run(small
     assert crm_weight > 0  # a higher CRM score means more likely right after calibration too
     summaries = {s["label"]: s for s in by_benchmark["gsm8k-mas"]}
     bench = out / "gsm8k-mas"
-    calibrated = f"calibrated:{bench / 'crm-calibrated'}"
+    # Written relative to the run folder (reso.evals.portable): the judges' folders are the benchmark's.
+    calibrated = "calibrated:../crm-calibrated"
     chosen = json.loads((bench / "validation" / "choice.json").read_text())["stage"]
     # ReSo's rows judge with the stage validation chose; the CRM stage's row, whichever it is, with the CRM.
-    scorer = {"crm": calibrated, "peer": f"peer:{bench / 'crm-peer'}",
-              "peer on records": f"peer:{bench / 'crm-peer-records'}", "judge": f"signals:{bench / 'judge'}"}[chosen]
+    scorer = {"crm": calibrated, "peer": "peer:../crm-peer", "peer on records": "peer:../crm-peer-records",
+              "judge": "signals:../judge"}[chosen]
     for label in ("reso", "reso (answer worth $1)", "reso (fixed k=2)", "random"):
         assert summaries[label]["settings"]["scorer"] == scorer
     with_crm = summaries["reso" if chosen == "crm" else "reso (CRM stage)"]
@@ -236,9 +238,10 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
     notes = [event[1] for event in demo_events.events if event[0] == "note"]
     assert f"fine stage: {choice['why']}" in notes
     # The ReSo row runs the chosen stage with the test's CRM; every other stage runs as a row of its own.
-    calibrated = f"calibrated:{bench / 'crm-calibrated'}"
-    scorers = {"crm": calibrated, "peer": f"peer:{bench / 'crm-peer'}",
-               "peer on records": f"peer:{bench / 'crm-peer-records'}", "judge": f"signals:{bench / 'judge'}"}
+    # Written relative to the run folder (reso.evals.portable): the CRM folders are the benchmark's.
+    calibrated = "calibrated:../crm-calibrated"
+    scorers = {"crm": calibrated, "peer": "peer:../crm-peer", "peer on records": "peer:../crm-peer-records",
+               "judge": "signals:../judge"}
     labels = {"crm": "reso (CRM stage)", "peer": "reso (peer stage)",
               "peer on records": "reso (peer stage on records)", "judge": "reso (judge stage)"}
     for stage, scorer in scorers.items():
@@ -248,7 +251,7 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
         assert (row["settings"]["asking"], row["settings"]["k_max"], row["settings"]["answer_value_usd"]) == (
             "priced", 4, DEFAULT_ANSWER_VALUE_USD)
     assert labels[choice["stage"]] not in summaries
-    assert json.loads((bench / "crm-peer" / "peer.json").read_text())["base"] == calibrated
+    assert json.loads((bench / "crm-peer" / "peer.json").read_text())["base"] == f"calibrated:{bench / 'crm-calibrated'}"
     assert json.loads((bench / "crm-peer-records" / "peer.json").read_text())["base"] == "reliability"
     # The peer posteriors' error table is counted on the pool's recorded answers to the training side.
     pairs = json.loads((bench / "crm-peer" / "peer_errors.json").read_text())

@@ -167,6 +167,17 @@ def test_remote_code_layout_loads_and_batches(tmp_path: Path, items: list[ScoreI
         ProcessRewardScorer(path, trust_remote_code=False)
 
 
+def test_remote_code_is_copied_into_the_sessions_modules_folder_not_the_users_cache(tmp_path: Path) -> None:
+    from transformers import dynamic_module_utils
+
+    from tests.conftest import HF_MODULES
+
+    ProcessRewardScorer(save_tiny_remote_code_prm(tmp_path / "copied"), device="cpu")
+    modules = Path(dynamic_module_utils.HF_MODULES_CACHE)
+    assert modules == Path(HF_MODULES) and not modules.is_relative_to(Path.home())
+    assert any(modules.glob("transformers_modules/copied/**/*.py"))  # what would stay in ~/.cache otherwise
+
+
 def test_tokenizer_without_separator_fails_at_load(tmp_path: Path) -> None:
     with pytest.raises(PRMLoadError, match="no step-separator token '<extra_0>'"):
         ProcessRewardScorer(save_tiny_prm(tmp_path, separator=False))

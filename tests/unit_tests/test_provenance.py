@@ -150,9 +150,22 @@ def test_a_dataset_file_is_the_same_dataset_from_another_working_folder(tmp_path
     out = tmp_path / "run"
     monkeypatch.chdir(data.parent)
     _run(out, PROBLEMS[:2], team, dataset="d.jsonl")
-    assert _recorded(out)["dataset"] == str(data)
+    # Relative to the run folder: no path of this machine in the file (reso.evals.portable).
+    assert _recorded(out)["dataset"] == "../data/d.jsonl"
     monkeypatch.chdir(tmp_path)
     assert _run(out, PROBLEMS[:2], team, dataset="data/d.jsonl")["n"] == 2
+
+
+def test_a_folder_recorded_with_absolute_paths_still_resumes(tmp_path: Path) -> None:
+    team, _ = _team()
+    data = tmp_path / "d.jsonl"
+    data.write_text("{}\n")
+    out = tmp_path / "run"
+    _run(out, PROBLEMS[:2], team, dataset=str(data))
+    recorded = json.loads((out / FILE_NAME).read_text())
+    recorded["dataset"] = str(data)  # as an earlier version wrote it
+    (out / FILE_NAME).write_text(json.dumps(recorded))
+    assert _run(out, PROBLEMS[:2], team, dataset=str(data))["n"] == 2
 
 
 def test_another_pool_is_refused_by_content_not_by_name(tmp_path: Path) -> None:
