@@ -231,9 +231,11 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
     # The last quarter of the 12 training composites, answered by every stage with a CRM refitted without
     # their questions' recorded answers.
     assert choice["composites"] == 3 and set(choice["scores"]) == {"crm", "peer", "peer on records", "judge"}
-    # Three composites never tell two stages apart beyond their interval: the cheapest is kept.
-    cheapest = min(choice["scores"], key=lambda stage: choice["scores"][stage][1])
-    assert choice["stage"] == cheapest and "unless a dearer stage is more accurate" in choice["why"]
+    # The stage worth most at the default value of a right answer, net of its cost per composite.
+    worth = {stage: accuracy * DEFAULT_ANSWER_VALUE_USD - usd / 3 for stage, (accuracy, usd) in choice["scores"].items()}
+    assert choice["scores"][choice["stage"]] == max(choice["scores"].values(), key=lambda score: (
+        score[0] * DEFAULT_ANSWER_VALUE_USD - score[1] / 3, -score[1]))
+    assert worth[choice["stage"]] == max(worth.values()) and "net of its cost" in choice["why"]
     assert is_small_crm_dir(bench / "validation" / "crm-general")
     notes = [event[1] for event in demo_events.events if event[0] == "note"]
     assert f"fine stage: {choice['why']}" in notes
