@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 PACKAGE = "<reso>"
-"""How a path inside this package is written: `<reso>/agents/data/default_pool.yaml`."""
+"""How a path inside this package is written: `<reso>/agents/data/zeroeval_pool.yaml`."""
 
 PACKAGES = ("agents", "evals", "graphs", "reward")
 """The package's folders under `package_root` (a checkout's other folders, `runs/` say, are not the package's)."""

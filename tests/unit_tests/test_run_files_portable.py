@@ -26,7 +26,7 @@ def test_paths_are_written_relative_to_the_run_folder_the_package_or_home(tmp_pa
     run = tmp_path / "sweep" / "run"
     assert portable_path(tmp_path / "data.jsonl", run) == "../../data.jsonl"
     assert portable_path(run / "dadb.sqlite", run) == "dadb.sqlite"
-    assert portable_path(data_dir() / "default_pool.yaml", run) == "<reso>/agents/data/default_pool.yaml"
+    assert portable_path(data_dir() / "two_model_pool.yaml", run) == "<reso>/agents/data/two_model_pool.yaml"
     assert portable_path("relative/x.yaml", run) == "relative/x.yaml"  # as typed
     home = Path.home().resolve()
     if not tmp_path.resolve().is_relative_to(home):
@@ -52,14 +52,14 @@ def test_a_path_written_in_a_run_file_opens_again(tmp_path: Path) -> None:
     data = tmp_path / "data.jsonl"
     data.write_text("{}\n")
     assert resolved_in(run, portable_path(data, run)) == str(data.resolve())
-    pool = data_dir() / "default_pool.yaml"
+    pool = data_dir() / "two_model_pool.yaml"
     assert Path(resolved_in(run, portable_path(pool, run))) == pool.resolve()
     assert resolved_in(run, "gsm8k-mas-easy-test") == "gsm8k-mas-easy-test"
 
 
 def test_no_file_of_a_run_holds_a_path_of_this_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dataset = Path(shutil.copy(FIXTURES / "plain_sample.jsonl", tmp_path / "questions.jsonl"))
-    pool = Path(shutil.copy(data_dir() / "default_pool.yaml", tmp_path / "pool.yaml"))
+    pool = Path(shutil.copy(data_dir() / "two_model_pool.yaml", tmp_path / "pool.yaml"))
     shutil.copy(data_dir() / "gsm8k_replay_dev.jsonl", tmp_path)  # beside the pool: its models' specs name it
     out = tmp_path / "runs" / "eval"
     args = ["eval", "--dataset", str(dataset), "--pool", str(pool), "--out", str(out), "--mode", "train",
