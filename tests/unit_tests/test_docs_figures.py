@@ -98,3 +98,9 @@ def test_a_judge_bench_report_renders_its_own_block():
         "| the judge less the plurality, points | -1.9 [-5.0, +1.3] |",
         "| the judge's AUC / expected calibration error over 791 answers | 0.931 / 0.051 |",
         "| questions; models | 159; a, b |"]
+
+
+def test_the_readme_stays_a_five_minute_read():
+    """A newcomer's front door: at most 400 lines (figures and studies belong in docs/)."""
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    assert len(readme.read_text(encoding="utf-8").splitlines()) <= 400
