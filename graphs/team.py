@@ -132,12 +132,20 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
                 planner_model=planner_model, health=Health.for_pool(pool), skills=skills)
 
 
+def holds_learning(settings: ReSoSettings) -> bool:
+    """Whether a team for `settings` learns into a DADB that lives only in memory (training, no DADB named)."""
+    return settings.mode == Mode.TRAIN and not settings.db
+
+
 class TeamCache:
     """The teams built for settings, the `size` most recently used kept (least recently used forgotten first).
 
     A team holds chat models, an embedder, a FAISS index and a DADB connection, so a process that runs
     many settings (the main job runs twenty) must not keep them all. A forgotten team is not closed: whoever
     took it may still be running on it, and its DADB connection closes when the last user lets go of it.
+    A training team whose DADB lives only in memory is never forgotten (`holds_learning`): what it learned
+    is nowhere else, and asking again for its settings must find it; such teams may take the cache past
+    `size`.
     """
 
     def __init__(self, size: int, build: Callable[[ReSoSettings, Pool | None], Team] | None = None) -> None:
@@ -154,8 +162,9 @@ class TeamCache:
             team = self._teams.get(settings)
             if team is None:
                 team = self._teams[settings] = self._build(settings, pool)
-                while len(self._teams) > self.size:
-                    self._teams.popitem(last=False)
+                forgettable = [kept for kept in self._teams if not holds_learning(kept)]
+                for kept in forgettable[:max(0, len(self._teams) - self.size)]:
+                    del self._teams[kept]  # least recently used first
             else:
                 self._teams.move_to_end(settings)
             return team

@@ -67,3 +67,23 @@ def test_team_for_keeps_its_teams_in_the_bounded_process_cache() -> None:
     settings = ReSoSettings(embedder="hash:64", seed=12345)
     team = team_for(settings)
     assert team_for(settings) is team and TEAMS.get(settings) is team
+
+
+def test_a_training_team_whose_dadb_lives_only_in_memory_is_never_forgotten() -> None:
+    builds = _Builds()
+    cache = TeamCache(1, builds)
+    learning = ReSoSettings(mode="train", seed=7)
+    learner = cache.get(learning)
+    learner.dadb.record("a", 1.0, 0.0, 1)
+    cache.get(_settings(0)), cache.get(_settings(1))
+    # What it learned is nowhere else: asking again finds the same team, its record intact.
+    assert cache.get(learning) is learner and learner.dadb.total_visits() == 1
+    assert builds.built.count(learning) == 1
+    # The bound still holds for the others: the test-mode team of seed 0 was forgotten for seed 1's.
+    cache.get(_settings(0))
+    assert builds.built.count(_settings(0)) == 2
+    # A training team with a DADB file named keeps what it learned in the file: it may be forgotten.
+    on_file = ReSoSettings(mode="train", seed=8, db="somewhere.sqlite")
+    cache.get(on_file), cache.get(_settings(2))
+    cache.get(on_file)
+    assert builds.built.count(on_file) == 2
