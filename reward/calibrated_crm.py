@@ -31,14 +31,15 @@ CALIBRATION_FILE = "calibration.json"
 _EPS = 1e-4
 
 
-def _logit(p: float) -> float:
+def logit(p: float) -> float:
+    """log(p / (1 - p)), with p clamped to [1e-4, 1 - 1e-4] so that a certain score stays finite."""
     p = min(max(p, _EPS), 1.0 - _EPS)
     return math.log(p / (1.0 - p))
 
 
 def calibration_features(score: float, item: ScoreItem) -> list[float]:
     """The calibration's inputs for one scored item: the logits of its score and of its model's record."""
-    return [_logit(score), _logit(reliability(item))]
+    return [logit(score), logit(reliability(item))]
 
 
 class CalibratedScorer(Scorer):
@@ -65,7 +66,7 @@ class CalibratedScorer(Scorer):
 
     def calibrate(self, score: float, item: ScoreItem) -> float:
         a, b, c = self.coefficients
-        x = a + b * _logit(score) + c * _logit(reliability(item))
+        x = a + b * logit(score) + c * logit(reliability(item))
         return 1.0 / (1.0 + math.exp(-max(min(x, 30.0), -30.0)))
 
     def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:

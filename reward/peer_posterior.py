@@ -28,18 +28,11 @@ from pathlib import Path
 
 from reso.reward.answers import answers_match, extract_answer
 from reso.reward.base import GroupScorer, Score, ScoreItem, Scorer
+from reso.reward.calibrated_crm import logit
 from reso.reward.peer_errors import SAME_VALUE, PeerErrors
 from reso.reward.registry import build_scorer
 
 PEER_FILE = "peer.json"
-_EPS = 1e-4
-
-
-def _logit(p: float) -> float:
-    p = min(max(p, _EPS), 1.0 - _EPS)
-    return math.log(p / (1.0 - p))
-
-
 class PeerPosteriorScorer(GroupScorer):
     """Posterior probability that each answer is right, from the base CRM and the peers that agree with it."""
 
@@ -83,8 +76,8 @@ class PeerPosteriorScorer(GroupScorer):
         top = max([0.0, *logits])
         norm = math.exp(-top) + sum(math.exp(x - top) for x in logits)
         scores = [s if s.failed else Score(0.0, "no final answer found") for s in alone]
-        for cluster, logit in zip(clusters, logits, strict=True):
-            posterior = math.exp(logit - top) / norm if len(clusters) > 1 or len(cluster) > 1 else None
+        for cluster, support in zip(clusters, logits, strict=True):
+            posterior = math.exp(support - top) / norm if len(clusters) > 1 or len(cluster) > 1 else None
             for i in cluster:
                 scores[i] = Score(posterior) if posterior is not None else alone[i]
         return scores
@@ -97,12 +90,12 @@ class PeerPosteriorScorer(GroupScorer):
             if name not in by_model or alone[i].value > alone[by_model[name]].value:
                 by_model[name] = i
         members = sorted(by_model.values())
-        total = _logit(alone[members[0]].value)
+        total = logit(alone[members[0]].value)
         for position, k in enumerate(members[1:], start=1):
             earlier = [group[j].model for j in members[:position]]
             model = group[k].model
             closest = max(earlier, key=lambda other: self.errors.correlation(other, model))
-            total += (_logit(alone[k].value) - self.errors.dependence(closest, model)
+            total += (logit(alone[k].value) - self.errors.dependence(closest, model)
                       + math.log(1.0 / self.errors.coincidence(closest, model)))
         return total
 

@@ -39,7 +39,8 @@ from reso.agents.selection.question_skills import QuestionSkills
 from reso.reward.answer_features import SOLUTION_FEATURES, solution_features
 from reso.reward.answers import answers_match, extract_answer
 from reso.reward.base import GroupScorer, Score, ScoreItem, Scorer
-from reso.reward.peer_errors import SAME_VALUE
+from reso.reward.calibrated_crm import logit
+from reso.reward.peer_errors import SAME_VALUE, PeerErrors
 from reso.reward.registry import build_scorer
 
 JUDGE_FILE = "signals_judge.json"
@@ -51,12 +52,6 @@ GROUP_FEATURES = ("models", "logit_sum", "logit_best", "error_overlap", "rival_l
 """The inputs of the second model, one row per group of agreeing answers."""
 NO_RIVAL = -8.0
 """The rival logit sum of a group that has no rival: lower than any group's (logits are clipped at ±9.2)."""
-_EPS = 1e-4
-
-
-def logit(p: float) -> float:
-    p = min(max(p, _EPS), 1.0 - _EPS)
-    return math.log(p / (1.0 - p))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -103,12 +98,8 @@ class JudgeParts:
     """The phi coefficient of two models' wrong answers, by `pair_key`."""
     discrimination: float = 0.0
 
-    @staticmethod
-    def pair_key(a: str, b: str) -> str:
-        return "\t".join(sorted((a, b)))
-
     def phi(self, a: str, b: str) -> float:
-        return self.error_phi.get(self.pair_key(a, b), 0.0)
+        return self.error_phi.get(PeerErrors.pair_key(a, b), 0.0)
 
 
 def answer_rows(items: Sequence[ScoreItem], skill: Mapping[str, float], parts: JudgeParts,

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.records import LabelledRecord
+from reso.reward.training.signals_judge_fit import AnsweredQuestions
 
 METHODS = ("judge", "best_fixed", "plurality", "weighted_vote", "oracle")
 DEFAULT_MODELS = 5
@@ -34,32 +34,6 @@ ECE_BINS = 10
 
 class JudgeBenchError(ValueError):
     """Bad input to the bench: a message naming the file or model."""
-
-
-@dataclass(frozen=True)
-class _Side:
-    """One side's answers: question key -> model -> record, and each question's text."""
-
-    answers: dict[str, dict[str, LabelledRecord]]
-    texts: dict[str, str]
-
-    @classmethod
-    def of(cls, records: Sequence[LabelledRecord]) -> _Side:
-        answers: dict[str, dict[str, LabelledRecord]] = {}
-        texts: dict[str, str] = {}
-        for record in records:
-            if record.model:
-                key = question_key(record)
-                answers.setdefault(key, {}).setdefault(record.model, record)
-                texts.setdefault(key, record.instruction)
-        return cls(answers, texts)
-
-    def record(self, model: str) -> tuple[int, int]:
-        """(right, questions) of `model` over every question of the side: one it skipped counts as wrong."""
-        return sum(a[model].label for a in self.answers.values() if model in a), len(self.answers)
-
-    def coverage(self, model: str) -> float:
-        return sum(model in a for a in self.answers.values()) / max(len(self.answers), 1)
 
 
 def _load(paths: Sequence[Path], option: str) -> list[LabelledRecord]:
@@ -76,13 +50,12 @@ def _load(paths: Sequence[Path], option: str) -> list[LabelledRecord]:
         raise JudgeBenchError(str(error)) from error
 
 
-def choose_models(train: _Side, test: _Side, models: Sequence[str] | None, count: int,
+def choose_models(train: AnsweredQuestions, test: AnsweredQuestions, models: Sequence[str] | None, count: int,
                   allowed: set[str] | None = None) -> list[str]:
     """The named models (each recorded on both sides), or the `count` best training records among the models
     (of `allowed`, when given) that answered at least COVERAGE of the training questions and some test
     question."""
-    recorded = {m for a in train.answers.values() for m in a}
-    tested = {m for a in test.answers.values() for m in a}
+    recorded, tested = set(train.models), set(test.models)
     if models:
         for model in models:
             if model not in recorded or model not in tested:
@@ -123,7 +96,7 @@ def expected_calibration_error(probabilities: np.ndarray, labels: np.ndarray, bi
 
 
 def _score_question(judge: Any, voter: Any, answers: dict[str, LabelledRecord], team: Sequence[str],
-                    train: _Side, key: str) -> tuple[dict[str, bool], list[tuple[float, int]]]:
+                    train: AnsweredQuestions, key: str) -> tuple[dict[str, bool], list[tuple[float, int]]]:
     """Each method's verdict on one test question, and the judge's (probability, label) of each answer."""
     from reso.reward.base import ScoreItem
 
@@ -170,8 +143,8 @@ def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, 
     from reso.reward.training.signals_judge_fit import fit_signals_judge
 
     train_records, test_records = _load(train_paths, "--train-questions"), _load(test_paths, "--test-questions")
-    train, test = _Side.of(train_records), _Side.of(test_records)
-    shared = {" ".join(t.split()) for t in train.texts.values()} & {" ".join(t.split()) for t in test.texts.values()}
+    train, test = AnsweredQuestions.of(train_records), AnsweredQuestions.of(test_records)
+    shared = {" ".join(t.split()) for t in train.texts} & {" ".join(t.split()) for t in test.texts}
     if shared:
         raise JudgeBenchError(f"{len(shared)} test questions are also training questions: the bench needs "
                               "questions the judge never saw")
@@ -183,7 +156,7 @@ def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, 
     voter = ReliabilityVoteScorer()
     correct: dict[str, list[bool]] = {method: [] for method in METHODS}
     graded: list[tuple[float, int]] = []
-    for key, answers in test.answers.items():
+    for key, answers in zip(test.keys, test.answers, strict=True):
         verdict, pairs = _score_question(judge, voter, answers, team, train, key)
         for method in METHODS:
             correct[method].append(verdict[method])

@@ -44,15 +44,16 @@ GROUP_STRENGTH = 1.0
 
 
 @dataclasses.dataclass
-class _Questions:
-    """The training answers by question: one per model, in a fixed order."""
+class AnsweredQuestions:
+    """Labelled answers by question (`question_key`), one per model (its first), in order of first appearance."""
 
+    keys: list[str]
     texts: list[str]
     answers: list[dict[str, LabelledRecord]]
     models: list[str]
 
     @classmethod
-    def of(cls, records: Sequence[LabelledRecord]) -> _Questions:
+    def of(cls, records: Sequence[LabelledRecord]) -> AnsweredQuestions:
         by_question: dict[str, dict[str, LabelledRecord]] = defaultdict(dict)
         texts: dict[str, str] = {}
         for record in records:
@@ -60,10 +61,8 @@ class _Questions:
                 key = question_key(record)
                 by_question[key].setdefault(record.model, record)
                 texts.setdefault(key, record.instruction)
-        if not by_question:
-            raise ValueError("no labelled answers with a model name to fit the judge on")
         keys = list(by_question)
-        return cls([texts[k] for k in keys], [by_question[k] for k in keys],
+        return cls(keys, [texts[k] for k in keys], [by_question[k] for k in keys],
                    sorted({m for answers in by_question.values() for m in answers}))
 
     def right(self) -> np.ndarray:
@@ -74,6 +73,14 @@ class _Questions:
             for model, record in answers.items():
                 matrix[i, column[model]] = float(record.label)
         return matrix
+
+    def record(self, model: str) -> tuple[int, int]:
+        """(right, questions) of `model` over every question: one it skipped counts as wrong."""
+        return sum(a[model].label for a in self.answers if model in a), len(self.answers)
+
+    def coverage(self, model: str) -> float:
+        """The share of the questions `model` answered."""
+        return sum(model in a for a in self.answers) / max(len(self.answers), 1)
 
 
 def _records(right: np.ndarray, models: Sequence[str]) -> dict[str, float]:
@@ -95,18 +102,18 @@ def _folds(count: int, seed: int) -> list[int]:
     return fold
 
 
-def _answer_matrix(questions: _Questions, vectors: np.ndarray, fold: Sequence[int], parts: JudgeParts,
-                   embedder: Embedder, base: Scorer | None) -> tuple[np.ndarray, list[tuple[int, str]]]:
-    """Every answer's first-model inputs, its skill and record read without its own fold; and which
-    (question, model) each row is."""
-    right = questions.right()
+def _answer_matrix(questions: AnsweredQuestions, right: np.ndarray, vectors: np.ndarray, fold: Sequence[int],
+                   parts: JudgeParts, embedder: Embedder,
+                   base: Scorer | None) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """Every answer's first-model inputs, its skill and record read without its own fold (`right`: the
+    questions' outcomes); and which (question, model) each row is."""
     rows: list[np.ndarray] = []
     where: list[tuple[int, str]] = []
     for f in sorted(set(fold)):
         inside = [i for i, g in enumerate(fold) if g == f]
         others = [i for i, g in enumerate(fold) if g != f]
         skills = QuestionSkills(vectors[others], questions.models, right[others], embedder.name, embedder=embedder)
-        parts.records = _records(right[others], questions.models)
+        in_fold = dataclasses.replace(parts, records=_records(right[others], questions.models))
         for i in inside:
             models = sorted(questions.answers[i])
             items = [_item(questions.answers[i][m]) for m in models]
@@ -114,7 +121,7 @@ def _answer_matrix(questions: _Questions, vectors: np.ndarray, fold: Sequence[in
             if base is not None:
                 base_scores = [s.value for s in base.score_detailed(
                     [dataclasses.replace(item, group=f"q{i}#alone{n}") for n, item in enumerate(items)])]
-            rows.append(answer_rows(items, skills.estimate(vectors[i], parts.records), parts, base_scores))
+            rows.append(answer_rows(items, skills.estimate(vectors[i], in_fold.records), in_fold, base_scores))
             where.extend((i, m) for m in models)
     return np.vstack(rows), where
 
@@ -128,7 +135,7 @@ def _groups_of(answers: dict[str, LabelledRecord], team: Sequence[str] | None,
     return [chooser.sample(models, size) for size in SUBSET_SIZES if size <= len(models)]
 
 
-def _group_matrix(questions: _Questions, alone: dict[tuple[int, str], float], parts: JudgeParts,
+def _group_matrix(questions: AnsweredQuestions, alone: dict[tuple[int, str], float], parts: JudgeParts,
                   team: Sequence[str] | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
     chooser = random.Random(seed)
     rows: list[np.ndarray] = []
@@ -161,7 +168,9 @@ def fit_signals_judge(records: Sequence[LabelledRecord], embedder: Embedder, *,
     Raises:
         ValueError: No usable answers, or answers all right or all wrong.
     """
-    questions = _Questions.of(records)
+    questions = AnsweredQuestions.of(records)
+    if not questions.answers:
+        raise ValueError("no labelled answers with a model name to fit the judge on")
     right = questions.right()
     vectors = np.asarray(embedder.embed(questions.texts))
     errors = PeerErrors.fit(records)
@@ -171,10 +180,10 @@ def fit_signals_judge(records: Sequence[LabelledRecord], embedder: Embedder, *,
             lengths[model].append(len(record.answer))
     placeholder = LinearModel([], [], [], 0.0)
     parts = JudgeParts(placeholder, placeholder, {}, {m: float(statistics.median(v)) for m, v in lengths.items()},
-                       {JudgeParts.pair_key(a, b): errors.correlation(a, b)
+                       {PeerErrors.pair_key(a, b): errors.correlation(a, b)
                         for n, a in enumerate(questions.models) for b in questions.models[n + 1:]})
     fold = _folds(len(questions.texts), seed)
-    matrix, where = _answer_matrix(questions, vectors, fold, parts, embedder, base)
+    matrix, where = _answer_matrix(questions, right, vectors, fold, parts, embedder, base)
     labels = np.asarray([questions.answers[i][m].label for i, m in where])
     out_of_fold = np.zeros(len(where))
     for f in range(FOLDS):
