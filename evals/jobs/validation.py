@@ -35,7 +35,6 @@ from reso.evals.jobs.crm_fit import fit_skills, of_questions
 from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage, stage_changes
 from reso.evals.methods import parse_method
 from reso.evals.reports.recordings import original_questions
-from reso.evals.results import finished_rows
 from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import build_team
@@ -45,25 +44,15 @@ VALIDATION_SHARE = 0.25
 """The share of the training composites (the last ones) that validation answers."""
 
 
-@dataclass(frozen=True)
-class StageRun:
-    """One stage on the validation composites: accuracy, USD, and whether each composite was answered right."""
-
-    accuracy: float
-    usd: float
-    correct: tuple[bool, ...]
-
-
-def worth_most(runs: dict[Stage, StageRun], value_usd: float) -> tuple[Stage, str]:
-    """The stage with the most accuracy × `value_usd` less USD per composite (the cheaper, then the earlier
-    stage, on a tie); and why. An infinite value reads accuracy alone."""
+def worth_most(scores: dict[Stage, tuple[float, float]], value_usd: float, composites: int) -> tuple[Stage, str]:
+    """The stage whose (accuracy, USD) over `composites` gives the most accuracy × `value_usd` less USD per
+    composite (the cheaper, then the earlier stage, on a tie); and why. An infinite value reads accuracy alone."""
     def worth(stage: Stage) -> tuple[float, float, int]:
-        run = runs[stage]
-        per_composite = run.usd / max(len(run.correct), 1)
-        net = run.accuracy if math.isinf(value_usd) else run.accuracy * value_usd - per_composite
-        return net, -run.usd, -list(Stage).index(stage)
+        accuracy, usd = scores[stage]
+        net = accuracy if math.isinf(value_usd) else accuracy * value_usd - usd / max(composites, 1)
+        return net, -usd, -list(Stage).index(stage)
 
-    return max(runs, key=worth), f"the most worth at ${value_usd:g} a right answer, net of its cost"
+    return max(scores, key=worth), f"the most worth at ${value_usd:g} a right answer, net of its cost"
 
 
 @dataclass(frozen=True)
@@ -129,7 +118,7 @@ def snapshot_dadb(source: Path, target: Path) -> None:
 
 
 def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem], out: Path,
-               concurrency: int) -> StageRun:
+               concurrency: int) -> tuple[float, float]:
     shutil.rmtree(out, ignore_errors=True)  # a rerun refits the CRM: answers from an earlier fit would be stale
     team = build_team(settings)  # its own team: the process's cached one may hold another stage's scorer
     try:
@@ -139,9 +128,7 @@ def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem]
     finally:
         if team.dadb is not None:
             team.dadb.close()
-    rows = finished_rows(out / "results.jsonl")
-    return StageRun(float(summary["accuracy"]), float(summary["cost_usd"]),
-                    tuple(bool(rows.get(problem.id, {}).get("correct")) for problem in problems))
+    return float(summary["accuracy"]), float(summary["cost_usd"])
 
 
 def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: str, answers: Sequence[LabelledRecord],
@@ -174,9 +161,9 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
     changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", own_kept, out, test.embedder)
     if test.skills:  # the question skills too, without the validation composites' questions
         test = test.replace(skills=fit_skills(own_kept, out / "skills", test.embedder))
-    runs = {stage: _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
-                              concurrency) for stage in Stage}
-    best, rule = worth_most(runs, test.answer_value_usd)
-    choice = StageChoice(best, len(part), {stage: (run.accuracy, run.usd) for stage, run in runs.items()}, rule)
+    scores = {stage: _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
+                                concurrency) for stage in Stage}
+    best, rule = worth_most(scores, test.answer_value_usd, len(part))
+    choice = StageChoice(best, len(part), {stage: score for stage, score in scores.items()}, rule)
     (out / "choice.json").write_text(json.dumps({**asdict(choice), "why": choice.why}, indent=2), encoding="utf-8")
     return choice
