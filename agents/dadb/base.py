@@ -229,7 +229,7 @@ class AgentDatabase(ABC):
 
     def export_json(self, path: str | Path) -> None:
         """Write every row to a JSON file (floats keep their exact value through `json`)."""
-        document = {"format": FORMAT, "version": 1, "stats": [asdict(s) for s in self.all_stats()]}
+        document = export_document(self.all_stats())
         Path(path).write_text(json.dumps(document, indent=1), encoding="utf-8")
 
     def import_json(self, path: str | Path, *, replace: bool = True) -> int:
@@ -263,3 +263,9 @@ class AgentDatabase(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def export_document(stats: Iterable[AgentStats], **extra: Any) -> dict[str, Any]:
+    """The JSON document `export_json` writes and `import_json` reads: its format and version, `extra` keys
+    (a provenance, say), then the rows."""
+    return {"format": FORMAT, "version": 1, **extra, "stats": [asdict(s) for s in stats]}

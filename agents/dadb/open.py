@@ -78,7 +78,8 @@ def open_dadb(url_or_path: str | Path | None, mode: Mode = Mode.TRAIN) -> AgentD
     return DADB(url_or_path or None, mode=mode, create=mode == Mode.TRAIN)
 
 
-def _digest(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -92,7 +93,7 @@ def is_default_pool(pool: str | Path | None) -> bool:
     path = Path(pool).expanduser()
     default = default_pool_path()
     try:
-        return path.resolve() == default.resolve() or (path.is_file() and _digest(path) == _digest(default))
+        return path.resolve() == default.resolve() or (path.is_file() and file_sha256(path) == file_sha256(default))
     except OSError:
         return False
 

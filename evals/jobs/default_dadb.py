@@ -30,7 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reso.agents.dadb.base import FORMAT, Mode
+from reso.agents.dadb.base import Mode, export_document
+from reso.agents.dadb.open import file_sha256
 from reso.agents.dadb.sqlite import DADB
 from reso.agents.dadb.stats import AgentStats
 from reso.agents.defaults import default_dadb_path, default_pool_path
@@ -39,10 +40,6 @@ from reso.agents.profiles import AgentKind, Provider
 
 COMMAND = "python -m reso.evals.jobs.default_dadb"
 WORLD = "many"
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def pool_provenance(pool_file: Path) -> dict[str, Any]:
@@ -108,10 +105,8 @@ def train_benchmarks(work: Path, *, train_limit: int | None = None,
                      log: Any = None) -> tuple[list[Path], list[dict[str, Any]], dict[str, Any]]:
     """Run the main job's training stage on each benchmark of its default world into `work/<benchmark>`: the
     training DADBs, what each benchmark trained on, and the training settings."""
-    from reso.evals.datasets import load_dataset
-    from reso.evals.jobs.benchmark_pool import benchmark_roster
-    from reso.evals.jobs.config import WORLDS, DemoConfig, world_pool
-    from reso.evals.jobs.demo import train
+    from reso.evals.jobs.config import WORLDS, DemoConfig
+    from reso.evals.jobs.demo import prepare_benchmark, train
     from reso.evals.jobs.events import LogProgress
     from reso.evals.provenance import item_hash
     from reso.graphs.settings import ReSoSettings
@@ -121,17 +116,14 @@ def train_benchmarks(work: Path, *, train_limit: int | None = None,
     dadbs: list[Path] = []
     benchmarks: list[dict[str, Any]] = []
     for benchmark in WORLDS[WORLD]:
-        out = work / benchmark.stem
-        train_set, _ = benchmark.splits(config.level)
-        # As `reso.evals.jobs.demo.run_benchmark` trains: the roster read off the whole training side.
-        roster = benchmark_roster(world_pool(config, benchmark), load_dataset(train_set), out, config.min_recorded)
-        base = ReSoSettings(pool=roster.pool, seed=config.seed, db=str(out / "dadb.sqlite"))
-        problems = load_dataset(train_set, limit=config.train_limit)
-        train(config, base, train_set, problems, out, progress, benchmark.title)
-        dadbs.append(out / "dadb.sqlite")
-        digest = hashlib.sha256(json.dumps({p.id: item_hash(p) for p in problems}, sort_keys=True).encode())
-        benchmarks.append({"benchmark": benchmark.stem, "dataset": train_set, "composites": len(problems),
-                           "composites_sha256": digest.hexdigest(), "left_out": sorted(roster.left_out)})
+        # As `reso demo` reads and trains each benchmark (its roster read off the whole training side).
+        prepared = prepare_benchmark(config, benchmark, progress)
+        train(config, prepared.base, prepared.train_set, prepared.train, prepared.out, progress, benchmark.title)
+        dadbs.append(prepared.out / "dadb.sqlite")
+        digest = hashlib.sha256(json.dumps({p.id: item_hash(p) for p in prepared.train}, sort_keys=True).encode())
+        benchmarks.append({"benchmark": benchmark.stem, "dataset": prepared.train_set,
+                           "composites": len(prepared.train), "composites_sha256": digest.hexdigest(),
+                           "left_out": list(prepared.left_out)})
     training = {"world": WORLD, "level": config.level, "seed": config.seed, "train_limit": train_limit,
                 "min_recorded": config.min_recorded, "scorer": config.training_scorer, "asking": "fixed",
                 "k": config.training_k, "answer_value_usd": str(config.training_answer_value_usd),
@@ -153,8 +145,7 @@ def build(target: Path, work: Path, *, train_limit: int | None = None, log: Any 
         "training": training,
         "code": code_version(),
     }
-    document = {"format": FORMAT, "version": 1, "provenance": provenance,
-                "stats": [row.__dict__ for row in rows]}
+    document = export_document(rows, provenance=provenance)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     return document

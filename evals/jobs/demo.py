@@ -152,6 +152,8 @@ class Prepared:
     base: ReSoSettings
     train: list[Problem]
     test: list[Problem]
+    left_out: tuple[str, ...] = ()
+    """The world's models left out of the benchmark's roster (too few recordings of its training side)."""
 
     def first_plan(self, config: DemoConfig) -> list[PlannedRun]:
         """The runs as guessed before training: which votes and the cascade the training record allows is
@@ -176,7 +178,8 @@ def prepare_benchmark(config: DemoConfig, benchmark: Benchmark, progress: DemoPr
                       f"questions: {', '.join(sorted(roster.left_out, key=str.lower))}; the benchmark's pool: {roster.pool}")
     base = ReSoSettings(pool=roster.pool, seed=config.seed, db=str(out / "dadb.sqlite"))
     return Prepared(benchmark, out, train_set, test_set, world, base,
-                    load_dataset(train_set, limit=config.train_limit), load_dataset(test_set, limit=config.test_limit))
+                    load_dataset(train_set, limit=config.train_limit), load_dataset(test_set, limit=config.test_limit),
+                    tuple(sorted(roster.left_out)))
 
 
 def run_benchmark(config: DemoConfig, prepared: Prepared, progress: DemoProgress | None = None,
