@@ -243,10 +243,9 @@ def _check_params(model: ModelSpec, where: str) -> None:
     loads, naming the key, rather than failing the first call (`reso.agents.adapters.params`)."""
     from reso.agents.adapters.params import unknown_param
 
-    if model.params:
-        problem = unknown_param(model)
-        if problem is not None:
-            raise PoolError(f"{where} ({model.short_name}): {problem}")
+    problem = unknown_param(model)
+    if problem is not None:
+        raise PoolError(f"{where} ({model.short_name}): {problem}")
 
 
 def build_pool(config: PoolConfig, source: Path | None = None) -> Pool:

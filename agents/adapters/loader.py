@@ -165,7 +165,7 @@ def load_chat_model(model: ModelSpec | str) -> BaseChatModel:
     """
     if isinstance(model, str):
         model = ModelSpec(spec=model)
-    problem = unknown_param(model) if model.params else None
+    problem = unknown_param(model)
     if problem is not None:  # a pool file's is refused as it loads (reso.agents.pool); a spec made in code here
         raise ModelLoadError(f"{model.spec}: {problem}")
     params = dict(model.params)

@@ -22,6 +22,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
+from reso.agents.adapters.endpoints import MAX_CONCURRENCY_PARAM
 from reso.agents.profiles import ModelSpec, Provider
 
 RATE_LIMIT_PARAMS = ("requests_per_second", "max_bucket_size", "check_every_n_seconds")
@@ -39,10 +40,8 @@ EXTRA_BODY = "extra_body"
 MODEL_KWARGS = "model_kwargs"
 
 
-def _loader_params() -> frozenset[str]:
-    from reso.agents.adapters.endpoints import MAX_CONCURRENCY_PARAM
-
-    return frozenset({*RATE_LIMIT_PARAMS, MAX_CONCURRENCY_PARAM, TOKEN_PARAM})
+LOADER_PARAMS = frozenset({*RATE_LIMIT_PARAMS, MAX_CONCURRENCY_PARAM, TOKEN_PARAM})
+"""The keys `reso.agents.adapters.loader` reads itself, whatever the client."""
 
 
 def field_names(model_class: Any) -> frozenset[str]:
@@ -100,11 +99,13 @@ def _hint(key: str, known: Iterable[str]) -> str:
 def unknown_param(model: ModelSpec) -> str | None:
     """Why `model.params` holds a key its client would not take (naming the key, `params.KEY: …`), or None
     when every key is known (or the provider's keys are not known here)."""
+    if not model.params:
+        return None
     found = client_params(model)
     if found is None:
         return None
     client, name = found
-    known = client | _loader_params()
+    known = client | LOADER_PARAMS
     for key in model.params:
         if str(key) not in known:
             extra = f" (a server's own fields go under params.{EXTRA_BODY})" if model.provider == Provider.OPENAI else ""

@@ -107,11 +107,10 @@ class DADB(AgentDatabase):
         self._lock = threading.RLock()
         self._writes = 0
         self._closed = False
-        if self.path is not None:
-            if not create and not self.path.exists():
-                raise DADBMissingError(str(self.path))
         target = str(self.path) if self.path is not None else ":memory:"
         if self.path is not None:
+            if not create and not self.path.exists():
+                raise DADBMissingError(target)
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:  # a file where a folder above it should be

@@ -52,13 +52,3 @@ def in_folder(option: str, path: Path | None) -> None:
         fail(f"{option} {path}: no such folder")
     if not path.is_dir():
         fail(f"{option} {path}: not a folder")
-
-
-def in_file(option: str, path: Path | None) -> None:
-    """A file the command reads: refused when it is missing or a folder."""
-    if path is None:
-        return
-    if not path.exists():
-        fail(f"{option} {path}: no such file")
-    if path.is_dir():
-        fail(f"{option} {path}: a folder, not a file")
