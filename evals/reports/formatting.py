@@ -24,3 +24,17 @@ def command_text(command: Sequence[Any] | None) -> str:
     """The command a run was started with, its program by name (`reso`, not this machine's path to it)."""
     words = [str(word) for word in command or []]
     return " ".join([PurePath(words[0]).name, *words[1:]] if words else [])
+
+
+def estimate_text(value: float | None, ci95: Sequence[float] | None, scale: float = 100.0, signed: bool = True,
+                  unit: str = " points", digits: int = 1, missing: str = "n/a") -> str:
+    """An estimate and its 95 % interval as the terminal and the docs print it (`+1.2 points [-0.5, +2.9]`),
+    `missing` where there is no value; scaled by `scale` (100: a share as points)."""
+    if value is None:
+        return missing
+    sign = "+" if signed else ""
+    text = f"{value * scale:{sign}.{digits}f}{unit}"
+    if ci95:
+        low, high = ci95
+        text += f" [{low * scale:{sign}.{digits}f}, {high * scale:{sign}.{digits}f}]"
+    return text

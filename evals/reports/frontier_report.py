@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from reso.evals.reports.delta import Estimate
+from reso.evals.reports.formatting import estimate_text
 from reso.evals.reports.frontier import Frontier
 from reso.evals.reports.hull_versus import Versus
 from reso.evals.reports.table_labels import BEST_SINGLE, GAP_CLOSED, MEAN_GAIN, QNC, WORST_GAP
@@ -33,14 +34,7 @@ def write_frontier(out: Path, found: Frontier, title: str) -> list[str]:
 
 def _points(value: Estimate, scale: float = 100.0, signed: bool = True, unit: str = " points",
             digits: int = 1, missing: str = "n/a") -> str:
-    if value.value is None:
-        return missing
-    sign = "+" if signed else ""
-    text = f"{value.value * scale:{sign}.{digits}f}{unit}"
-    if value.ci95 is not None:
-        low, high = value.ci95
-        text += f" [{low * scale:{sign}.{digits}f}, {high * scale:{sign}.{digits}f}]"
-    return text
+    return estimate_text(value.value, value.ci95, scale, signed, unit, digits, missing)
 
 
 def frontier_lines(found: Frontier, unit: str = "item") -> list[str]:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reso.evals.reports.formatting import estimate_text
 from reso.evals.reports.run_labels import breakable
 from reso.evals.reports.table_labels import (
     BEST_SINGLE,
@@ -56,11 +57,7 @@ def _interval(ci: Sequence[float] | None, scale: float = 100.0, signed: bool = T
 
 def _estimate(estimate: Mapping[str, Any], scale: float = 100.0, signed: bool = True, digits: int = 1,
               unit: str = "", missing: str = "n/a") -> str:
-    value = estimate.get("value")
-    if value is None:
-        return missing
-    sign = "+" if signed else ""
-    return f"{value * scale:{sign}.{digits}f}{unit}" + _interval(estimate.get("ci95"), scale, signed, digits)
+    return estimate_text(estimate.get("value"), estimate.get("ci95"), scale, signed, unit, digits, missing)
 
 
 def _model(label: str) -> str:
