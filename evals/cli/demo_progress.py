@@ -74,7 +74,6 @@ class LiveProgress(PlainProgress):
         super().__init__(console.file, tally)
         self.console = console
         self._spinner = Spinner("dots")
-        self._heading = ""
         """The benchmark whose heading was printed last."""
         # Redrawn by our own thread rather than Live's: rich writes a line printed above a live display after
         # letting go of the display's lock, so a redraw in between leaves the display misplaced. Here a
@@ -95,8 +94,8 @@ class LiveProgress(PlainProgress):
             self.console.print(Text(line, style="dim"))
 
     def start_stage(self, benchmark: str, stage: str) -> None:
-        if benchmark != self._heading:
-            self._heading = benchmark
+        previous = self.tally.current_stage
+        if previous is None or previous.benchmark != benchmark:
             with self._drawing:
                 self.console.print(Text(benchmark, style="bold"))
         super().start_stage(benchmark, stage)

@@ -71,7 +71,6 @@ class Tally:
 
     clock: Callable[[], float] = time.monotonic
     benchmark: str = ""
-    stage: str = ""
     plans: dict[str, list[PlannedRun]] = field(default_factory=dict)
     """Every benchmark's runs, in the job's order."""
     finished: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -83,6 +82,11 @@ class Tally:
     """Seconds and items answered now, by mode and by `_kind`."""
     _stage_work: dict[str, tuple[float, int]] = field(default_factory=dict)
     """By stage: the seconds its finished instances spent outside runs, and their benchmarks' items."""
+
+    @property
+    def stage(self) -> str:
+        """The stage in progress ('' before the first)."""
+        return self.current_stage.name if self.current_stage is not None else ""
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -101,7 +105,7 @@ class Tally:
         if ended is not None and ended.name != WAITING_FOR_CRM:  # a wait is the other process's time
             spent, items = self._stage_work.get(ended.name, (0.0, 0))
             self._stage_work[ended.name] = (spent + self._outside_runs(ended, now), items + self._size(ended.benchmark))
-        self.benchmark, self.stage = benchmark, stage
+        self.benchmark = benchmark
         self.current_stage = StageTally(benchmark, stage, now)
 
     def run_started(self, run: RunStart) -> None:
