@@ -40,7 +40,7 @@ from reso.reward.rule import RuleScorer
 
 ORACLE_LABEL = "oracle (uses labels)"
 # Every baseline asks its k agents at once (the paper's fine stage), whatever ReSo's asking rule.
-_FIXED: dict[str, Any] = {"asking": AskingRule.FIXED, "k_max": None}
+_FIXED: dict[str, Any] = {"asking.rule": AskingRule.FIXED, "asking.k_max": None}
 
 
 class MethodError(ValueError):
@@ -92,21 +92,17 @@ class Method:
             case MethodKind.RESO:
                 return team
             case MethodKind.RANDOM:
-                from reso.agents.selection.config import SelectorConfig
                 from reso.agents.selection.selector import RandomSelector
 
-                return dataclasses.replace(team, selector=RandomSelector(team.pool, config=SelectorConfig(seed=seed)))
+                return dataclasses.replace(team, selector=RandomSelector(team.pool, seed=seed))
             case MethodKind.ORACLE:
                 selector = PinnedSelector(team.pool, model_agents(team.pool))
                 return dataclasses.replace(team, selector=selector, scorer=ExactFirstRuleScorer())
             case MethodKind.VOTE:
                 agents = self.agents or best_recorded(team, self.count)
-                return dataclasses.replace(team, selector=PinnedSelector(team.pool, agents),
-                                           scorer=build_scorer("consensus"))
+                return dataclasses.replace(team, selector=PinnedSelector(team.pool, agents), scorer=build_scorer("consensus"))
             case MethodKind.CASCADE:
-                return dataclasses.replace(team, selector=PinnedSelector(team.pool, self.agents),
-                                           scorer=build_scorer("consensus"),
-                                           asking=Cascade(cheap=len(self.agents) - 1))
+                return dataclasses.replace(team, selector=PinnedSelector(team.pool, self.agents), scorer=build_scorer("consensus"), asking=Cascade(cheap=len(self.agents) - 1))
             case MethodKind.SINGLE | MethodKind.COT_SC:
                 # One model's answers. A lone answer's score decides nothing, and a learned CRM would spend
                 # most of a single-model run scoring it, so both keep by agreement.
@@ -203,33 +199,33 @@ def parse_method(text: str, pool: Pool) -> Method:
     if kind is MethodKind.RANDOM and not rest:
         return Method(kind.value, {**_FIXED}, kind=kind)
     if kind is MethodKind.ORACLE and not rest:
-        return Method(kind.value, {"scorer_sees_reference": True, "k": len(model_agents(pool)), **_FIXED},
+        return Method(kind.value, {"reward.sees_reference": True, "asking.k": len(model_agents(pool)), **_FIXED},
                       kind=kind)
     if kind is MethodKind.SINGLE and rest:
         agent = resolve_agent(rest, pool)
-        return Method(text, {"k": 1, **_FIXED}, kind=kind, agents=(agent,),
+        return Method(text, {"asking.k": 1, **_FIXED}, kind=kind, agents=(agent,),
                       shown=f"single:{model_name(pool.get(agent))}")
     if kind is MethodKind.COT_SC and rest:
         model, _, count = rest.rpartition(":")
         if not model or not count.isdigit() or int(count) < 1:
             raise MethodError(f"method {text!r}: expected cot-sc:MODEL:N with N ≥ 1")
         agent = resolve_agent(model, pool)
-        return Method(text, {"k": int(count), **_FIXED}, kind=kind, agents=(agent,), count=int(count),
+        return Method(text, {"asking.k": int(count), **_FIXED}, kind=kind, agents=(agent,), count=int(count),
                       shown=f"cot-sc:{model_name(pool.get(agent))}:{count}")
     if kind is MethodKind.VOTE and rest:
         if rest.isdigit():
             if int(rest) < 2:
                 raise MethodError(f"method {text!r}: a vote needs K ≥ 2 models")
-            return Method(text, {"k": int(rest), **_FIXED}, kind=kind, count=int(rest))
+            return Method(text, {"asking.k": int(rest), **_FIXED}, kind=kind, count=int(rest))
         agents = tuple(resolve_agent(part.strip(), pool) for part in rest.split(","))
         if len(agents) < 2:
             raise MethodError(f"method {text!r}: a vote needs at least two models")
-        return Method(text, {"k": len(agents), **_FIXED}, kind=kind, agents=agents, count=len(agents))
+        return Method(text, {"asking.k": len(agents), **_FIXED}, kind=kind, agents=agents, count=len(agents))
     if kind is MethodKind.CASCADE and rest:
         cheap, sep, strong = rest.partition(">")
         cheap_names = [part.strip() for part in cheap.split(",") if part.strip()]
         if not sep or not cheap_names or not strong.strip() or ">" in strong:
             raise MethodError(f"method {text!r}: expected cascade:A,B>C (cheap models, then the strong one)")
         agents = tuple(resolve_agent(part, pool) for part in [*cheap_names, strong.strip()])
-        return Method(text, {"k": len(cheap_names), **_FIXED}, kind=kind, agents=agents)
+        return Method(text, {"asking.k": len(cheap_names), **_FIXED}, kind=kind, agents=agents)
     raise MethodError(UNKNOWN_METHOD.format(text=text))

@@ -11,7 +11,8 @@ compared with it before any item runs. A difference is refused with one line nam
   rerun with a larger `--limit` adds items while a dataset whose items changed is refused;
 - `pool`: its name and a hash of its agents as loaded (ids, roles, prompts, model specs, prices, params;
   recorded models by their files' names and contents, wherever they are installed);
-- `settings`: the settings that change answers (`ANSWER_SETTINGS`, after the method's overrides).
+- `settings`: the settings that change answers (`reso.graphs.settings.ANSWER_SETTINGS`, after the method's
+  overrides), by dotted key.
 
 A folder that holds no rows yet takes the current run's provenance. To keep a folder's rows under new
 settings regardless, delete its `provenance.json`: the next run records its own, with a note saying that the
@@ -39,30 +40,18 @@ from reso.agents.profiles import FILE_PROVIDERS
 from reso.evals.datasets import Problem
 from reso.evals.portable import portable_path, portable_text, portable_value
 from reso.evals.results import ResultsFormatError
-from reso.graphs.settings import ReSoSettings
+from reso.graphs.settings import ANSWER_SETTINGS, FORMER_NAMES, ReSoSettings
 
 FILE_NAME = "provenance.json"
 _HASHED_FILE_LIMIT = 64 << 20
 
-# The settings that change what a run answers or how it is judged: a rerun that differs in any is refused.
-ANSWER_SETTINGS: tuple[str, ...] = (
-    "scorer", "scorer_sees_reference", "mode", "planner", "planner_model", "asking", "k", "k_max", "confidence",
-    "peer_margin", "escalate_to", "integration", "top_m", "selection", "score_variant", "answer_value_usd", "skills",
-    "exploration", "explore_when_frozen", "db", "embedder", "context_policy", "seed",
-    # Per-question limits decide whether an item's answer is cut short (unlike the run budgets, which only
-    # decide how many items run and are not settings).
-    "max_tokens", "max_usd", "max_seconds", "call_timeout_s",
-)
-# Settings that do not change answers: `pool` is compared by content (`Provenance.pool`), not by path;
-# `schedule` only orders when subtasks start; `review_plan` pauses interactive runs, never an evaluation.
-OTHER_SETTINGS: tuple[str, ...] = ("pool", "schedule", "review_plan")
-
-
-# Settings renamed since folders were first written (`ucb_variant`, and the `selection` value `ucb`): a folder
-# recorded under the old names is read under the new ones, so it still resumes and a changed value is still
-# refused.
-_RENAMED_SETTINGS = {"ucb_variant": "score_variant"}
-_RENAMED_VALUES = {("selection", "ucb"): "reputation"}
+# Settings renamed since folders were first written: the flat names before the settings were a tree
+# (`FORMER_NAMES`), `ucb_variant`, and the `selection` value `ucb`. A folder recorded under the old names is read
+# under the new ones, so it still resumes and a changed value is still refused.
+_RENAMED_VALUES = {("selection.policy", "ucb"): "reputation"}
+# Recorded as None by the flat settings, meaning "the variant's own": the tree records the resolved constant, so
+# an old None says nothing to compare.
+_UNRESOLVED = {"selection.exploration_c"}
 
 
 class ProvenanceError(ResultsFormatError):
@@ -95,7 +84,9 @@ class Provenance(BaseModel):
             return settings
         current: dict[str, Any] = {}
         for name, value in settings.items():
-            name = _RENAMED_SETTINGS.get(str(name), str(name))
+            name = FORMER_NAMES.get(str(name), str(name))
+            if value is None and name in _UNRESOLVED:
+                continue
             current[name] = _RENAMED_VALUES.get((name, value), value) if isinstance(value, str) else value
         return current
 
@@ -105,7 +96,8 @@ class Provenance(BaseModel):
         """The provenance of a run of `method` on `problems` with these settings (the method's overrides
         applied), writing into `out`."""
         # Kinds as their plain names (a StrEnum's repr would show its class), as they are written to the file.
-        values = {name: _plain(getattr(settings, name)) for name in ANSWER_SETTINGS}
+        every = settings.values()
+        values = {name: _plain(every[name]) for name in ANSWER_SETTINGS}
         if is_postgres_url(values["db"]):  # the server and database, never a user's password
             values["db"] = without_credentials(values["db"])
         elif values["db"]:

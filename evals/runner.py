@@ -173,11 +173,12 @@ def summarise(config: EvalConfig, rows: Sequence[dict[str, Any]], wall_s: float,
         "stopped": stopped,
         "items": items if items is not None else n,
         "items_left": (items - n) if items is not None else 0,
-        "budget": {"usd": config.budget_usd, "tokens": config.budget_tokens, "seconds": config.budget_seconds},
+        "budget": {"usd": config.run.budget_usd, "tokens": config.run.budget_tokens,
+                   "seconds": config.run.budget_seconds},
         "seed": config.settings.seed,
         # A database URL's password never reaches the summary (nor the reports read from it).
         "settings": {k: portable_text(redact(v), folder) if isinstance(v, str) else v
-                     for k, v in vars(config.settings).items()},
+                     for k, v in config.settings.values().items()},
         "command": [redact(arg) for arg in portable_command(config.command, folder)],
         "versions": _versions(),
     }
@@ -188,7 +189,8 @@ ProgressCallback = Callable[[dict[str, Any]], None]
 
 def _run_budget(config: EvalConfig, rows: Sequence[dict[str, Any]]) -> Budget:
     """The run-level budget, starting from what the lines already written cost (wall time: this process)."""
-    return Budget(max_tokens=config.budget_tokens, max_usd=config.budget_usd, max_seconds=config.budget_seconds,
+    return Budget(max_tokens=config.run.budget_tokens, max_usd=config.run.budget_usd,
+                  max_seconds=config.run.budget_seconds,
                   tokens=sum(row["usage"]["total_tokens"] for row in rows),
                   usd=sum(row["usage"]["cost_usd"] for row in rows), scope=RUN_SCOPE)
 
@@ -210,9 +212,9 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
             other than the oracle would show the CRM the references; nothing written.
         ResultsBusyError, ResultsFormatError: The results folder is another run's, or in use.
     """
-    settings = config.settings.replace(**config.method.overrides)
-    if settings.scorer_sees_reference and settings.mode == Mode.TEST and config.method.kind is not MethodKind.ORACLE:
-        raise MethodError(f"{config.method.name}: scorer_sees_reference hands the references to the CRM, which "
+    settings = config.settings.with_changes(config.method.overrides, where=f"method {config.method.name}")
+    if settings.reward.sees_reference and settings.mode == Mode.TEST and config.method.kind is not MethodKind.ORACLE:
+        raise MethodError(f"{config.method.name}: reward.sees_reference hands the references to the CRM, which "
                           "only the oracle baseline may do in a test run")
     adapted = config.method.adapt(team, seed=settings.seed)
     config.out.mkdir(parents=True, exist_ok=True)
@@ -227,7 +229,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
             on_start()
         await asyncio.to_thread(reconcile, learner, run, list(results.rows()))
         todo = [p for p in problems if p.id not in results.done]
-        semaphore = asyncio.Semaphore(max(1, config.concurrency))
+        semaphore = asyncio.Semaphore(max(1, config.run.concurrency))
         lock = asyncio.Lock()
         budget = _run_budget(config, list(results.rows()))
         context = RunContext(settings=settings, team=adapted, budget=budget, learner=learner)
@@ -239,7 +241,7 @@ async def run_eval(config: EvalConfig, problems: Sequence[Problem], team: Team,
                 if (reason := budget.stop()) is not None:
                     stopped = stopped or reason
                     return
-                needs_truth = settings.mode == Mode.TRAIN or settings.scorer_sees_reference
+                needs_truth = settings.mode == Mode.TRAIN or settings.reward.sees_reference
                 references = problem.step_references() if needs_truth else None
                 result = await solver.solve(problem, references)
                 if _cut_by_run_budget(result):

@@ -3,7 +3,7 @@
 ```python
 from reso.graphs.api import ReSo
 
-reso = ReSo(k=2, scorer="consensus")            # settings as keywords; defaults run offline
+reso = ReSo({"asking.k": 2}, answer_value_usd=0.05)   # sections by dotted key, run-wide as keywords
 result = reso.solve("Janet's ducks lay 16 eggs per day. ...")
 print(result.answer, result.usage.cost_usd)
 ```
@@ -105,7 +105,7 @@ class ReSo:
         from reso.graphs.state import state_serializer
 
         if self.checkpoint_path is None:
-            if not self.settings.review_plan:
+            if not self.settings.plan.review:
                 # Without a checkpointer the compiled graph holds no per-run state: the module's one serves.
                 yield graph
                 return
@@ -133,7 +133,7 @@ class ReSo:
 
     async def _start_or_resume(self, graph: Any, payload: dict[str, Any], config: dict[str, Any]) -> Any:
         """The input to pass: None resumes a saved, unfinished run of the same thread."""
-        if self.checkpoint_path is None and not self.settings.review_plan:
+        if self.checkpoint_path is None and not self.settings.plan.review:
             return payload
         snapshot = await graph.aget_state(config)
         return None if snapshot.next else payload
@@ -180,7 +180,7 @@ class ReSo:
         async with self._graph() as graph:
             start = await self._start_or_resume(graph, payload, config)
             output = await graph.ainvoke(start, config, context=run)
-            if self.checkpoint_path is not None or self.settings.review_plan:
+            if self.checkpoint_path is not None or self.settings.plan.review:
                 output = {**dict((await graph.aget_state(config)).values), **output}
         result = self._result({**payload, **output}, thread)
         await self._learn_once(run, result, thread)

@@ -67,6 +67,4 @@ class RunContext:
 
     def question_budget(self) -> Budget:
         """A fresh budget for one question, by the settings, answering to the run's budget."""
-        settings = self.settings
-        return Budget(max_tokens=settings.max_tokens, max_usd=settings.max_usd, max_seconds=settings.max_seconds,
-                      parent=self.budget)
+        return self.settings.limits.question_budget(parent=self.budget)

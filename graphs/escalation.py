@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from reso.agents.selection.selector import Candidate
@@ -43,12 +43,12 @@ from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
 from reso.reward.answers import answers_match
 from reso.reward.peer_errors import PeerErrors
 
-__all__ = ["PEER_MARGIN", "Adaptive", "Asked", "AskingPolicy", "AskingRule", "Cascade", "EscalateTo", "FixedK",
-           "PricedAsking", "policy_for"]
+__all__ = ["PEER_MARGIN", "Adaptive", "Asked", "AskingConfig", "AskingPolicy", "AskingRule", "Cascade", "EscalateTo",
+           "FixedK", "PricedAsking", "policy_for"]
 
 
 class AskingRule(StrEnum):
-    """How the fine stage decides whether to ask one more candidate (the setting `asking`)."""
+    """How the fine stage decides whether to ask one more candidate (the setting `asking.rule`)."""
 
     PRICED = "priced"
     """Ask while the expected gain in being right, at the value of a right answer, exceeds the candidate's
@@ -237,26 +237,67 @@ class Cascade:
         return cheap[0].index if cheap else None
 
 
-def policy_for(rule: AskingRule, *, k: int, k_max: int | None = None, confidence: float | None = None,
-               peer_margin: float = PEER_MARGIN, escalate_to: EscalateTo = EscalateTo.RANKED,
-               errors: PeerErrors | None = None, answer_value_usd: float = math.inf,
+@dataclass(kw_only=True, frozen=True)
+class AskingConfig:
+    """The fine stage's settings (the `asking` section): how many candidates answer a subtask, and when one more
+    is asked. `policy_for` makes the policy they describe."""
+
+    rule: AskingRule = field(default=AskingRule.PRICED, metadata={"description": (
+        "How the fine stage decides whether to ask another candidate: priced (while the expected gain in being "
+        "right x the answer's value exceeds its price, up to k_max answers), confidence (while the best score is "
+        "below `confidence`, up to k_max), fixed (k at once, the paper's).")})
+    k: int = field(default=2, metadata={"description": (
+        "Candidates answering each subtask at once (rule fixed; the first stage of rule confidence).")})
+    k_max: int | None = field(default=None, metadata={"description": (
+        f"At most this many candidates answer a subtask (rule priced: none means {DEFAULT_K_MAX}; rule "
+        "confidence: required).")})
+    confidence: float | None = field(default=None, metadata={"description": (
+        "Rule confidence: ask one more candidate while the best CRM score is below this (with k_max).")})
+    peer_margin: float = field(default=PEER_MARGIN, metadata={"description": (
+        "Rule confidence: of the first k, a candidate whose model's training record is more than this below "
+        "the first candidate's does not answer (1: all k answer).")})
+    escalate_to: EscalateTo = field(default=EscalateTo.RANKED, metadata={"description": (
+        "Rule confidence: which candidate an escalation asks, among those of models not yet asked that are more "
+        "likely right than the best answer so far: ranked, the first in the coarse stage's cost-aware order; "
+        "reliable, the one with the best training record whatever its price; diverse (for peers, with the peer "
+        "posterior CRM), among models within peer_margin of the best remaining record, the one whose mistakes go "
+        "least with those already asked, even if none is more likely right; diverse-priced, the same with each "
+        "record net of its price (the coarse stage's cost penalty in record points).")})
+    skills: str = field(default="", metadata={"description": (
+        "A question-skills folder (reso.agents.selection.question_skills): each model's chance on a subtask read "
+        "from its record on the nearest past subtasks, for rule priced; empty: its pooled record.")})
+
+    def __post_init__(self) -> None:
+        for name, kind in (("rule", AskingRule), ("escalate_to", EscalateTo)):
+            value = getattr(self, name)
+            try:
+                object.__setattr__(self, name, kind(value))  # frozen: the text becomes its member once, here
+            except ValueError:
+                raise ValueError(f"unknown asking.{name} {value!r}; choose one of {', '.join(kind)}") from None
+        if self.k < 1:
+            raise ValueError(f"asking.k must be >= 1, got {self.k}")
+        if self.k_max is not None and self.k_max < 1:
+            raise ValueError(f"asking.k_max must be >= 1, got {self.k_max}")
+        if self.rule == AskingRule.CONFIDENCE and (self.confidence is None or self.k_max is None):
+            raise ValueError("asking.rule 'confidence' needs both asking.confidence and asking.k_max")
+        if self.confidence is not None and self.rule != AskingRule.CONFIDENCE:
+            raise ValueError(f"asking.confidence is read by asking.rule 'confidence' only (the rule is "
+                             f"{self.rule.value!r}): set the rule to 'confidence', or leave confidence out")
+
+
+def policy_for(config: AskingConfig, *, errors: PeerErrors | None = None, answer_value_usd: float = math.inf,
                discrimination: float = 0.0) -> AskingPolicy:
-    """The policy the settings ask for (`AskingRule`): asking that pays at `answer_value_usd` (at most
+    """The policy `config` asks for (`AskingRule`): asking that pays at `answer_value_usd` (at most
     `k_max` answers, `DEFAULT_K_MAX` when None), the confidence threshold (at most k_max - k escalations after a
     first stage of up to k), or the paper's fixed k. `errors`: the pool's pairwise error statistics, which the
     priced rule and a `"diverse"` or `"diverse-priced"` escalation read; `discrimination`: the scorer's, which
     the priced rule plans its first pick by.
-
-    Raises:
-        ValueError: An unknown rule, the confidence rule without `confidence` and `k_max`, or bad values.
     """
-    rule = AskingRule(rule)
-    if rule == AskingRule.FIXED:
+    if config.rule == AskingRule.FIXED:
         return FixedK()
-    if rule == AskingRule.PRICED:
-        return PricedAsking(answer_value_usd=answer_value_usd, k_max=k_max or DEFAULT_K_MAX, errors=errors,
+    if config.rule == AskingRule.PRICED:
+        return PricedAsking(answer_value_usd=answer_value_usd, k_max=config.k_max or DEFAULT_K_MAX, errors=errors,
                             discrimination=discrimination)
-    if confidence is None or k_max is None:
-        raise ValueError("the confidence rule (asking 'confidence') needs both confidence and k_max")
-    return Adaptive(confidence=confidence, k_max=k_max, peer_margin=peer_margin, escalations=max(k_max - k, 0),
-                    escalate_to=escalate_to, errors=errors)
+    k_max = config.k_max or DEFAULT_K_MAX  # never None here: the config's own check requires it
+    return Adaptive(confidence=config.confidence or 0.0, k_max=k_max, peer_margin=config.peer_margin,
+                    escalations=max(k_max - config.k, 0), escalate_to=config.escalate_to, errors=errors)

@@ -76,7 +76,7 @@ def _score_items(run: RunContext, candidates: Sequence[Candidate], answers: Sequ
             model=agent.model.model_name, reputation=standings.reputation(agent.id) if standings is not None else None,
             group=group, domain=agent.domain,
             record=standings.model_record(agent.id) if standings is not None else None,
-            reference=reference if run.settings.scorer_sees_reference else None))
+            reference=reference if run.settings.reward.sees_reference else None))
     return items
 
 
@@ -138,11 +138,11 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
 
     if team.skills is not None:  # embedding and searching the nearest past subtasks: off the event loop
         await asyncio.to_thread(reliability)
-    pending = policy.first(offered, settings.k, reliability)
+    pending = policy.first(offered, settings.asking.k, reliability)
     stage = 0
 
     while pending:
-        fresh = await asyncio.gather(*(_ask(team, offered[i], prompt, budget, settings.call_timeout_s)
+        fresh = await asyncio.gather(*(_ask(team, offered[i], prompt, budget, settings.limits.call_timeout_s)
                                        for i in pending))
         asked.extend(pending)
         stages.extend([stage] * len(pending))

@@ -55,7 +55,7 @@ async def plan(state: ReSoState, runtime: Runtime[RunContext]) -> dict[str, Any]
     from reso.graphs.planners import make_planner
 
     run = await run_context(runtime)
-    planner = make_planner(run.settings.planner, run.require_team().planner_model)
+    planner = make_planner(run.settings.plan.planner, run.require_team().planner_model)
     report = await planner.aplan_with_report(state["question"])
     notes = [f"planner: {report.planner}", *report.notes, *(f"planner error: {e}" for e in report.errors)]
     return _planned(report.dag, notes, started)
@@ -63,7 +63,7 @@ async def plan(state: ReSoState, runtime: Runtime[RunContext]) -> dict[str, Any]
 
 async def review_plan(state: ReSoState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     settings = runtime.context.settings if runtime.context is not None else RunContext().settings
-    if not settings.review_plan:
+    if not settings.plan.review:
         return {}
     edited = interrupt({"plan": state["plan"],
                         "hint": "resume with {'plan': [...]} to replace the plan, or {'plan': null} to keep it"})

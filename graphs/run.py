@@ -23,8 +23,8 @@ from typing import Any
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import StepRole, TaskDAG
+from reso.graphs.plan_settings import ContextPolicy, Schedule
 from reso.graphs.records import StepJSON, StepRecord, state_steps, step_records
-from reso.graphs.settings import ContextPolicy, Schedule
 from reso.graphs.subtask import ProgressWriter, Subtask, context_for
 from reso.reward.answers import answers_match
 
@@ -52,7 +52,7 @@ class DagRun:
 
     def visible(self, step_id: str) -> list[str]:
         """The earlier subtasks whose answers `step_id` is shown, by the context policy."""
-        match self.run.settings.context_policy:
+        match self.run.settings.plan.context:
             case ContextPolicy.PARENTS:
                 return list(self.dag.parents(step_id))
             case ContextPolicy.ANCESTORS:
@@ -62,7 +62,7 @@ class DagRun:
 
     def waits_for(self, step_id: str) -> list[str]:
         # Ancestors are finished once the parents are; "all" must wait for every earlier subtask.
-        if self.run.settings.context_policy == ContextPolicy.ALL:
+        if self.run.settings.plan.context == ContextPolicy.ALL:
             return self.visible(step_id)
         return list(self.dag.parents(step_id))
 
@@ -143,7 +143,7 @@ class DagRun:
         # "all" waits for every earlier subtask, which LangGraph's edges (parents only) cannot express,
         # so that policy is always scheduled eagerly.
         settings = self.run.settings
-        if settings.schedule == Schedule.WAVES and settings.context_policy != ContextPolicy.ALL:
+        if settings.plan.schedule == Schedule.WAVES and settings.plan.context != ContextPolicy.ALL:
             record = await self._run(step_id, self.results)
             self.results[step_id] = record
             return record

@@ -1,180 +1,142 @@
 """Run-time settings of a ReSo run: the `settings` of its LangGraph context (`reso.graphs.context.RunContext`).
 
-Every field has a default that runs offline on the default pool (with its trained DADB). Environment
-variables are never read here: callers (the CLI, Studio's assistant context, the Python API) pass settings
-explicitly. Settings are frozen, so hashable: the team built for them is kept per settings object (`reso.graphs.team.team_for`).
+The settings are a tree (`reso.graphs.settings_tree`): a few run-wide settings (the pool, the DADB, train or
+test, the seed, and the budget knob `answer_value_usd`) and one section per part of the engine, each declared
+by the code that acts on it and handed to it unchanged:
 
-A field that takes one of a few names has a `StrEnum` type, defined once where the code that acts on it
-lives (`Mode` with the DADB, `Variant` with the scoring formulas, `PlannerName` with the planners,
-`EscalateTo` with the asking policies; the four below with the settings). Building settings turns each
-such value into its enum member, or raises a `ValueError` naming the field and the allowed values: callers
-(the CLI included) pass the text as given and check nothing themselves.
+| section     | declared by                                   | acts on it                                |
+|-------------|-----------------------------------------------|-------------------------------------------|
+| `plan`      | `reso.graphs.plan_settings.PlanSettings`      | the planner and the DAG run               |
+| `selection` | `reso.agents.selection.config.SelectorConfig` | the coarse stage (`policies`, `selector`) |
+| `asking`    | `reso.graphs.escalation.AskingConfig`         | the fine stage (`policy_for`)             |
+| `reward`    | `reso.reward.settings.RewardSettings`         | the CRM (`reso.reward.registry`)          |
+| `limits`    | `reso.graphs.budget.QuestionLimits`           | each question's budget and call timeout   |
+
+Every setting has a default that runs offline on the default pool (with its trained DADB). Environment
+variables are never read here: callers (the CLI, Studio's assistant context, the Python API) pass settings
+explicitly, as an instance, a mapping nested by section, or dotted keys (`with_changes({"asking.k": 3})`), or a
+settings file (`load`). Settings are frozen, so hashable: the team built for them is kept per settings object
+(`reso.graphs.team.team_for`). A setting that takes one of a few names has a `StrEnum` type; building the settings
+turns the text into its member, or raises a `ValueError` naming the key and the allowed values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
-from enum import StrEnum
-from typing import Any, get_type_hints
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from reso.agents.dadb.base import Mode
-from reso.agents.selection.config import Variant, check_answer_value
-from reso.graphs.escalation import PEER_MARGIN, AskingRule, EscalateTo
-from reso.graphs.planners.base import PlannerName
+from reso.agents.selection.config import SelectorConfig, check_answer_value
+from reso.graphs.budget import QuestionLimits
+from reso.graphs.escalation import AskingConfig
+from reso.graphs.plan_settings import PlanSettings
+from reso.graphs.settings_tree import apply, flat_values, load_settings_file, settings_of
+from reso.reward.settings import RewardSettings
 
 DEFAULT_ANSWER_VALUE_USD = 0.05
 """What a right answer to a question is worth when the settings do not say: five cents, fixed before any run
 (not chosen on results)."""
 
 
-class ContextPolicy(StrEnum):
-    """Which earlier answers a subtask sees."""
-
-    PARENTS = "parents"
-    ANCESTORS = "ancestors"
-    ALL = "all"
-
-
-class Schedule(StrEnum):
-    """When a subtask starts: as soon as its parents finish (`eager`), or in LangGraph supersteps (`waves`)."""
-
-    EAGER = "eager"
-    WAVES = "waves"
-
-
-class Integration(StrEnum):
-    """Who answers a plan's integration step: the pool's exact tool (`tool`), or the selector (`select`)."""
-
-    TOOL = "tool"
-    SELECT = "select"
-
-
-class SelectionPolicy(StrEnum):
-    """How the coarse stage chooses candidates: ReSo's bandit over the profile index, or at random."""
-
-    REPUTATION = "reputation"
-    RANDOM = "random"
-
-
 @dataclass(kw_only=True, frozen=True)
 class ReSoSettings:
     """How one question is planned, who may answer, how answers are judged, and the budgets."""
 
-    pool: str = field(default="", metadata={"description": (
-        "Pool YAML path; empty = the default pool (agents/data/zeroeval_pool.yaml: twelve models' recorded "
-        "answers to MATH level-5 and GSM8K questions, replayed offline, and the exact tool).")})
-    planner: PlannerName = field(default=PlannerName.AUTO, metadata={
-        "description": "auto | structural | llm | given."})
-    planner_model: str = field(default="", metadata={"description": "Model spec for the LLM planner."})
-    asking: AskingRule = field(default=AskingRule.PRICED, metadata={"description": (
-        "How the fine stage decides whether to ask another candidate: priced (while the expected gain in being "
-        "right x answer_value_usd exceeds its price, up to k_max answers), confidence (while the best score is "
-        "below confidence, up to k_max), fixed (k at once, the paper's).")})
-    k: int = field(default=2, metadata={"description": (
-        "Candidates answering each subtask at once (asking fixed; the first stage of asking confidence).")})
-    k_max: int | None = field(default=None, metadata={"description": (
-        "At most this many candidates answer a subtask (asking priced: None means 4; asking confidence: "
-        "required).")})
-    confidence: float | None = field(default=None, metadata={"description": (
-        "Asking confidence: ask one more candidate while the best CRM score is below this (with k_max).")})
-    peer_margin: float = field(default=PEER_MARGIN, metadata={"description": (
-        "Asking confidence: of the first k, a candidate whose model's training record is more than this below "
-        "the first candidate's does not answer (1: all k answer).")})
-    escalate_to: EscalateTo = field(default=EscalateTo.RANKED, metadata={"description": (
-        "Asking confidence: which candidate an escalation asks, among those of models not yet asked that are "
-        "more likely right than the best answer so far: ranked, the first in the coarse stage's cost-aware "
-        "order; reliable, the one with the best training record whatever its price; diverse (for peers, with the "
-        "peer posterior CRM), among models within peer_margin of the best remaining record, the one whose "
-        "mistakes go least with those already asked, even if none is more likely right; diverse-priced, the same "
-        "with each record net of its price (the coarse stage's cost penalty in record points).")})
-    integration: Integration = field(default=Integration.TOOL, metadata={"description": (
-        "tool: a plan's integration step (the final step of a plan of several, `TaskDAG.role`) goes to the "
-        "pool's exact tool for every method, when the pool has one; select: chosen like any other subtask.")})
-    top_m: int = field(default=16, metadata={"description": "Agents retrieved from the profile index before scoring."})
-    selection: SelectionPolicy = field(
-        default=SelectionPolicy.REPUTATION,
-        metadata={"description": "reputation (ReSo's bandit score, `score_variant`) or random (the paper's ablation)."}
-    )
-    score_variant: Variant = field(
-        default=Variant.THOMPSON,
-        metadata={"description": "Coarse-stage score: Thompson sampling (default), KL-UCB, MOSS, cost-normalised UCB "
-                  "or the paper's UCB (see reso.agents.selection.scoring)."},
-    )
-    answer_value_usd: float = field(default=DEFAULT_ANSWER_VALUE_USD, metadata={"description": (
-        "The budget knob: what a right answer to your question is worth to you, in USD. Every cost decision "
-        "reads it: the coarse stage ranks candidates by chance right x value - expected price, and the priced "
-        "fine stage asks another candidate only while its expected gain in being right x value exceeds its "
-        "price; there a step of a plan values its right answer at this times the chance that the steps it depends "
-        "on were answered right. Low: one cheap candidate a step; high: the strongest models, checked. inf: price "
-        "counts for nothing.")})
-    scorer: str = field(default="consensus", metadata={"description": "CRM scorer spec (see reso.reward.registry)."})
-    skills: str = field(default="", metadata={"description": (
-        "A question-skills folder (reso.agents.selection.question_skills): each model's chance on a subtask read "
-        "from its record on the nearest past subtasks, for the priced fine stage; empty: its pooled record.")})
-    scorer_sees_reference: bool = field(
-        default=False,
-        metadata={"description": "Hand ground truth to the scorer (the oracle baseline only; never for ReSo)."},
-    )
-    mode: Mode = field(default=Mode.TEST, metadata={"description": "train updates the DADB; test keeps it frozen."})
-    exploration: float | None = field(default=None, metadata={"description": (
-        "Exploration constant of the selection policy (None: the policy's default; 1 is plain Thompson "
-        "sampling; a learning-only training run may want more than routing does).")})
-    explore_when_frozen: bool = field(
-        default=False,
-        metadata={"description": "Keep the exploration bonus in test mode (default: exploit what was learned)."},
-    )
-    db: str = field(default="", metadata={"description": (
-        "DADB: a SQLite file, a postgresql:// URL or a DADB export (.json, read-only); empty = for a test run on "
-        "the default pool the trained DADB shipped with it (agents/data/zeroeval_dadb.json), else in memory "
-        "for this process.")})
-    embedder: str = field(default="minilm", metadata={"description": "Embedder spec for profiles and subtasks."})
-    context_policy: ContextPolicy = field(
-        default=ContextPolicy.PARENTS, metadata={"description": "Which earlier answers a subtask sees."}
-    )
-    schedule: Schedule = field(
-        default=Schedule.EAGER,
-        metadata={"description": "eager: a subtask starts as soon as its parents finish; waves: LangGraph supersteps."},
-    )
-    review_plan: bool = field(default=False, metadata={"description": "Pause after planning so the plan can be edited."})
-    call_timeout_s: float = field(default=120.0, metadata={"description": "Time limit of one agent call."})
-    max_tokens: int | None = field(default=None, metadata={"description": "Token budget per question."})
-    max_usd: float | None = field(default=None, metadata={"description": "USD budget per question."})
-    max_seconds: float | None = field(default=None, metadata={"description": "Wall-time budget per question."})
-    seed: int = field(default=0, metadata={"description": "Seed for tie-breaks and random selection."})
+    pool: str = field(default="", metadata={"cli": True, "answers": False, "unset": "the default pool", "description": (
+        "Pool YAML path (or replay:FILE[,FILE…] on the command line); empty: the default pool "
+        "(agents/data/zeroeval_pool.yaml: twelve models' recorded answers to MATH level-5 and GSM8K questions, "
+        "replayed offline, and the exact tool). Compared by content, not by path, on resume.")})
+    db: str = field(default="", metadata={
+        "cli": True, "envvar": "RESO_DB_URL", "unset": "$RESO_DB_URL, else the shipped or an in-memory DADB",
+        "description": (
+            "DADB: a SQLite file, a postgresql:// URL or a DADB export (.json, read-only; test runs); only a "
+            "training run creates one. Empty: for a test run on the default pool the trained DADB shipped with it "
+            "(agents/data/zeroeval_dadb.json), else in memory (reso eval: OUT/dadb.sqlite when training).")})
+    mode: Mode = field(default=Mode.TEST, metadata={"cli": True, "description": (
+        "train updates the DADB (and writes CRM records); test keeps it frozen.")})
+    seed: int = field(default=0, metadata={"cli": True, "description": (
+        "Seed of the selection's tie-breaks and draws, and of sampling.")})
+    answer_value_usd: float = field(default=DEFAULT_ANSWER_VALUE_USD, metadata={
+        "cli": True, "flag": "--answer-value", "description": (
+            "The budget knob: what a right answer to your question is worth, in USD. Every cost decision reads "
+            "it: the coarse stage ranks candidates by chance right x value - expected price, and the priced fine "
+            "stage asks another candidate only while its expected gain in being right x value exceeds its price; "
+            "there a step of a plan values its right answer at this times the chance that the steps it depends on "
+            "were answered right. Low: one cheap candidate a step; high: the strongest models, checked. inf: "
+            "price counts for nothing.")})
+    plan: PlanSettings = field(default_factory=PlanSettings)
+    selection: SelectorConfig = field(default_factory=SelectorConfig)
+    asking: AskingConfig = field(default_factory=AskingConfig)
+    reward: RewardSettings = field(default_factory=RewardSettings)
+    limits: QuestionLimits = field(default_factory=QuestionLimits)
 
     def __post_init__(self) -> None:
-        for name, kind in _KINDS.items():
-            value = getattr(self, name)
-            try:
-                member = kind(value)
-            except ValueError:
-                raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(kind)}") from None
-            object.__setattr__(self, name, member)
+        try:
+            object.__setattr__(self, "mode", Mode(self.mode))  # frozen: the text becomes its member once, here
+        except ValueError:
+            raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(Mode)}") from None
         object.__setattr__(self, "answer_value_usd", check_answer_value(self.answer_value_usd))
-        if self.confidence is not None and self.asking != AskingRule.CONFIDENCE:
-            raise ValueError(f"confidence is read by asking 'confidence' only (asking is {self.asking.value!r}): "
-                             "set asking to 'confidence', or leave confidence out")
 
-    def replace(self, **changes: Any) -> ReSoSettings:
-        known = {f.name for f in fields(self)}
-        unknown = sorted(set(changes) - known)
-        if unknown:
-            raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
-        return ReSoSettings(**{**asdict(self), **changes})
+    def with_changes(self, changes: Mapping[str, Any], where: str = "settings") -> ReSoSettings:
+        """These settings with `changes`: dotted keys (`{"asking.k": 3}`) or a mapping nested by section
+        (`{"asking": {"k": 3}}`); `where` names their source in errors.
+
+        Raises:
+            ValueError: An unknown key (a former flat name says its key now), a value of the wrong type, or
+                values that cannot go together.
+        """
+        for key in changes:
+            if key in FORMER_NAMES:
+                raise ValueError(f"{where}: {key} is now {FORMER_NAMES[key]}")
+        return apply(self, changes, where)
+
+    def replace(self, changes: Mapping[str, Any] | None = None, /, **run_wide: Any) -> ReSoSettings:
+        """`with_changes`, with the run-wide settings also as keywords (`replace({"asking.k": 1}, mode="test")`)."""
+        return self.with_changes({**(changes or {}), **run_wide})
+
+    def values(self) -> dict[str, Any]:
+        """Every setting by dotted key."""
+        return flat_values(self)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ReSoSettings:
+        """The settings a YAML file gives (nested by section, or dotted keys), over the defaults: the file
+        `reso eval --settings` and Studio's configuration accept. Sections of the commands (`run`, `backend`,
+        `demo`) are theirs and left out here.
+        """
+        values = load_settings_file(Path(path))
+        own = {key: value for key, value in values.items() if key.partition(".")[0] not in COMMAND_SECTIONS}
+        return cls().with_changes(own, where=str(path))
 
     @classmethod
     def coerce(cls, value: ReSoSettings | Mapping[str, Any] | None) -> ReSoSettings:
-        """Settings from an instance, a plain mapping (Studio sends JSON), or None (defaults)."""
+        """Settings from an instance, a mapping (Studio sends JSON, nested by section), or None (defaults)."""
         if value is None:
             return cls()
         if isinstance(value, ReSoSettings):
             return value
-        return cls().replace(**{k: v for k, v in value.items() if v is not None})
+        return cls().with_changes({k: v for k, v in value.items() if v is not None})
 
 
-# The settings whose value is one of a kind's names, with that kind: read off the fields' types.
-_KINDS: dict[str, type[StrEnum]] = {
-    name: hint for name, hint in get_type_hints(ReSoSettings).items()
-    if isinstance(hint, type) and issubclass(hint, StrEnum)
+COMMAND_SECTIONS = ("run", "backend", "demo")
+"""Sections a settings file may hold for the commands (`reso eval`, `reso demo`), which the settings skip."""
+
+FORMER_NAMES: dict[str, str] = {
+    "planner": "plan.planner", "planner_model": "plan.planner_model", "review_plan": "plan.review",
+    "context_policy": "plan.context", "schedule": "plan.schedule", "integration": "plan.integration",
+    "selection": "selection.policy", "score_variant": "selection.variant", "ucb_variant": "selection.variant",
+    "top_m": "selection.top_m", "exploration": "selection.exploration_c", "embedder": "selection.embedder",
+    "explore_when_frozen": "selection.explore_when_frozen",
+    "asking": "asking.rule", "k": "asking.k", "k_max": "asking.k_max", "confidence": "asking.confidence",
+    "peer_margin": "asking.peer_margin", "escalate_to": "asking.escalate_to", "skills": "asking.skills",
+    "scorer": "reward.scorer", "scorer_sees_reference": "reward.sees_reference",
+    "max_tokens": "limits.max_tokens", "max_usd": "limits.max_usd", "max_seconds": "limits.max_seconds",
+    "call_timeout_s": "limits.call_timeout_s",
 }
+"""The flat names the settings had before they were a tree, and their keys now: provenance reads older
+folders under them, and the command line names the new spelling of a flag that went away."""
+
+ANSWER_SETTINGS: tuple[str, ...] = tuple(s.key for s in settings_of(ReSoSettings) if s.changes_answers)
+"""The settings that change what a run answers or how it is judged (their metadata says so)."""

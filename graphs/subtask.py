@@ -26,8 +26,8 @@ from reso.graphs.dag import StepRole
 from reso.graphs.escalation import policy_for
 from reso.graphs.fine_stage import Judged, run_fine_stage
 from reso.graphs.learning import candidate_updates
+from reso.graphs.plan_settings import Integration
 from reso.graphs.records import CandidateRecord, StepRecord, StepStatus
-from reso.graphs.settings import Integration
 from reso.reward.answers import check_answer
 from reso.reward.base import Score
 from reso.reward.peer_posterior import peer_errors
@@ -78,11 +78,9 @@ class Subtask:
         prompt = render_subtask_prompt(self.instruction, self.context)
         team = run.require_team()
         policy = team.asking or policy_for(
-            settings.asking, k=settings.k, k_max=settings.k_max, confidence=settings.confidence,
-            peer_margin=settings.peer_margin, escalate_to=settings.escalate_to, errors=peer_errors(team.scorer),
-            answer_value_usd=self.answer_value(settings.answer_value_usd),
-            discrimination=team.scorer.discrimination)
-        offered, standings = await asyncio.to_thread(self._coarse_stage, run, policy.pool_size(settings.k))
+            settings.asking, errors=peer_errors(team.scorer),
+            answer_value_usd=self.answer_value(settings.answer_value_usd), discrimination=team.scorer.discrimination)
+        offered, standings = await asyncio.to_thread(self._coarse_stage, run, policy.pool_size(settings.asking.k))
         emit({"event": "candidates", "id": self.id,
               "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})
         judged = await run_fine_stage(run, offered, policy, prompt=prompt, instruction=self.instruction,
@@ -114,7 +112,7 @@ class Subtask:
         tool."""
         team = run.require_team()
         unavailable = set(team.health.unavailable())
-        if run.settings.integration == Integration.TOOL:
+        if run.settings.plan.integration == Integration.TOOL:
             tools = team.integration_agents()
             if tools and self.role is StepRole.INTEGRATION:
                 return [Candidate(tools[0], 1.0, {"integration_route": 1.0}, domain=tools[0].domain)]

@@ -26,7 +26,7 @@ from reso.agents.selection.question_skills import QuestionSkills
 from reso.agents.selection.selector import Selector
 from reso.agents.selection.stats_cache import Standings, StatsCache
 from reso.graphs.escalation import AskingPolicy
-from reso.graphs.settings import ReSoSettings, SelectionPolicy
+from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Scorer
 
 
@@ -53,7 +53,7 @@ class Team:
     stats: StatsCache | None = field(default=None, repr=False, compare=False)
     """The DADB's statistics for this pool; None: made from `dadb` when first read."""
     skills: QuestionSkills | None = None
-    """Each model's chance on a subtask from its record on the nearest past ones (`ReSoSettings.skills`)."""
+    """Each model's chance on a subtask from its record on the nearest past ones (`AskingConfig.skills`)."""
 
     def __post_init__(self) -> None:
         if self.stats is not None and self.stats.agent_ids != [agent.id for agent in self.pool]:
@@ -101,33 +101,30 @@ def build_team(settings: ReSoSettings, pool: Pool | None = None) -> Team:
     from reso.agents.adapters.invoke import models_for_pool
     from reso.agents.adapters.loader import load_chat_model
     from reso.agents.dadb.open import default_db, open_dadb
-    from reso.agents.selection.config import SelectorConfig
     from reso.agents.selection.embeddings import load_embedder
-    from reso.agents.selection.selector import RandomSelector, ReputationSelector
+    from reso.agents.selection.policies import SelectorParts, selection_policy
     from reso.reward.registry import build_scorer
 
     if pool is None:
         pool = settings_pool(settings)
+    selection = settings.selection
+    policy = selection_policy(selection.policy)
     # A frozen DADB learns nothing from exploring, so test mode exploits unless told otherwise.
-    exploit = settings.mode == Mode.TEST and not settings.explore_when_frozen
-    config = (SelectorConfig(k=settings.k, seed=settings.seed) if settings.selection == SelectionPolicy.RANDOM else
-              SelectorConfig(top_m=settings.top_m, k=settings.k, variant=settings.score_variant,
-                             answer_value_usd=settings.answer_value_usd, seed=settings.seed,
-                             exploration_c=0.0 if exploit else settings.exploration))
-    embedder = load_embedder(settings.embedder) if settings.selection != SelectionPolicy.RANDOM else None
+    config = selection.exploiting() if settings.mode == Mode.TEST else selection
+    embedder = load_embedder(selection.embedder) if policy.uses_profiles else None
     models = models_for_pool(pool)
-    scorer = build_scorer(settings.scorer)
+    scorer = build_scorer(settings.reward.scorer)
     planner_model = None
-    if settings.planner_model:
+    if settings.plan.planner_model:
         from reso.agents.profiles import ModelSpec
 
-        planner_model = load_chat_model(ModelSpec(spec=settings.planner_model))
-    skills = QuestionSkills.load(settings.skills, embedder) if settings.skills else None
+        planner_model = load_chat_model(ModelSpec(spec=settings.plan.planner_model))
+    skills = QuestionSkills.load(settings.asking.skills, embedder) if settings.asking.skills else None
     # No DADB named: the trained one shipped for the default pool in a test run, else an empty one in memory.
     dadb = open_dadb(default_db(settings.db, settings.pool, settings.mode) or None, mode=settings.mode)
     stats = StatsCache(dadb, pool.ids)
-    selector: Selector = (RandomSelector(pool, dadb, config=config) if embedder is None else
-                          ReputationSelector(pool, dadb, embedder, config, stats=stats))
+    selector = policy.build(SelectorParts(pool=pool, dadb=dadb, config=config, stats=stats, embedder=embedder,
+                                          seed=settings.seed, answer_value_usd=settings.answer_value_usd))
     return Team(pool=pool, models=models, selector=selector, scorer=scorer, dadb=dadb, stats=stats,
                 planner_model=planner_model, health=Health.for_pool(pool), skills=skills)
 

@@ -1,15 +1,17 @@
-"""The coarse stage's settings: `SelectorConfig` (weights, sizes, the score variant and the value of a right
-answer that prices every candidate) and the variants' names.
+"""The coarse stage's settings: `SelectorConfig`, the `selection` section of the run settings
+(`reso.graphs.settings.ReSoSettings`): the policy, the score variant, its weights and sizes.
 
-It sits below both the score (`scoring.py`) and the selector (`selector.py`), which read it.
+It sits below both the score (`scoring.py`) and the selector (`selector.py`), which read it. How many candidates
+a subtask gets is the fine stage's to say (`asking.k`, passed to `select`), and the value of a right answer that
+prices every candidate is the run's budget knob (`ReSoSettings.answer_value_usd`, passed to the selector): neither
+is declared here.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["SelectorConfig", "Variant", "check_answer_value"]
 
@@ -56,19 +58,31 @@ def check_answer_value(value: float, name: str = "answer_value_usd") -> float:
     return value
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class SelectorConfig:
-    """Weights and sizes of the coarse stage (see `reso.agents.selection.scoring` for the formula)."""
+    """Policy, weights and sizes of the coarse stage (see `reso.agents.selection.scoring` for the formula).
 
+    The constants left None resolve to the variant's own when the config is built; `replaced` changes a config
+    as `dataclasses.replace` does, except that those constants resolve again for the new variant.
+    """
+
+    policy: str = field(default="reputation", metadata=_doc(
+        "How candidates are chosen: reputation (ReSo's bandit score over the profile index, `variant`) or random "
+        "(the paper's ablation); a registered policy's name (`reso.agents.selection.policies`)."))
+    variant: Variant = field(default=Variant.THOMPSON, metadata=_doc(
+        "'thompson' (default): Thompson sampling on Beta posteriors; 'kl-ucb': the KL upper confidence bound; "
+        "'moss': the anytime MOSS index; 'normalized': the smoothed mean with a UCB bonus; all four price a "
+        "candidate against the value of a right answer; "
+        "'paper': the release's UCB with ln(1 + mean cost). Chosen by `reso bench routing --spreads`."))
     top_m: int = field(default=16, metadata=_doc("Agents retrieved by profile similarity before the bandit score."))
-    k: int = field(default=2, metadata=_doc("Candidates returned per subtask (the fine stage runs them)."))
+    embedder: str = field(default="minilm", metadata=_doc(
+        "Embedder of profiles and subtasks: minilm | hash:DIM | openai:MODEL (`reso.agents.selection.embeddings`)."))
+    explore_when_frozen: bool = field(default=False, metadata=_doc(
+        "Keep the exploration bonus in a test run (a frozen DADB learns nothing from exploring, so by default a "
+        "test run exploits what was learned: exploration_c 0)."))
     w_sim: float = field(default=0.6, metadata=_doc("Weight of the cosine similarity (S_sim = w_sim * cos)."))
     w_rep: float = field(default=2.0, metadata=_doc(
         "Weight of the success estimate (S_rep = w_rep * R; R the smoothed or posterior mean)."))
-    answer_value_usd: float = field(default=math.inf, metadata=_doc(
-        "What a right answer is worth, in USD: the cost penalty is w_rep * expected cost per call / this, so "
-        "the score ranks candidates by w_rep * (chance right - cost / value), whoever else is a candidate "
-        "(every variant but 'paper'); inf: cost counts for nothing (a training run learning every record)."))
     exploration_c: float | None = field(default=None, metadata=_doc(
         "Exploration constant c; 0 exploits (greedy on the smoothed or posterior mean, deterministic). "
         "'thompson': sharpening of the posterior the draw comes from, about c times its spread (default 0.3; "
@@ -81,12 +95,6 @@ class SelectorConfig:
         "which leaves the CRM nothing to choose between. Same-model agents fill in when too few models remain."))
     gate_slope: float = field(default=10.0, metadata=_doc("Slope of the similarity gate sigmoid."))
     gate_threshold: float = field(default=0.4, metadata=_doc("S_sim at which the similarity gate is 0.5."))
-    variant: Variant = field(default=Variant.THOMPSON, metadata=_doc(
-        "'thompson' (default): Thompson sampling on Beta posteriors; 'kl-ucb': the KL upper confidence bound; "
-        "'moss': the anytime MOSS index; 'normalized': the smoothed mean with a UCB bonus; all four price a "
-        "candidate against answer_value_usd; "
-        "'paper': the release's UCB with ln(1 + mean cost). Chosen by `reso bench routing --spreads`."))
-    seed: int | None = field(default=None, metadata=_doc("Seed of the tie-breaking jitter and Thompson draws."))
     per_domain: bool | None = field(default=None, metadata=_doc(
         "Default: on for every variant but 'paper' (the release keeps one row per agent). "
         "Score with (agent, domain) statistics. A subtask without a domain label takes the domain of its most "
@@ -105,22 +113,42 @@ class SelectorConfig:
     prior_input_tokens: int = field(default=1000, metadata=_doc(
         "Input tokens of the pseudo-call at list price that seeds each agent's expected cost."))
     prior_output_tokens: int = field(default=500, metadata=_doc("Output tokens of that pseudo-call."))
+    defaulted: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+    """The variant-dependent constants that were left None and resolved to the variant's."""
 
     def __post_init__(self) -> None:
-        self.variant = _member(Variant, self.variant, "variant")
-        self.answer_value_usd = check_answer_value(self.answer_value_usd)
-        if self.exploration_c is None:
-            self.exploration_c = _DEFAULT_C[self.variant]
-        if self.per_domain is None:
-            self.per_domain = self.variant != Variant.PAPER
-        if self.role_weight is None:
-            self.role_weight = 0.0 if self.variant == Variant.PAPER else 1.0
-        if self.domain_prior is None:
-            self.domain_prior = 0.0 if self.variant == Variant.PAPER else 2.0
-        if not 0 <= self.role_weight <= 1:
-            raise ValueError(f"role_weight must be in [0, 1], got {self.role_weight}")
-        if self.top_m < 1 or self.k < 1:
-            raise ValueError(f"top_m and k must be >= 1, got top_m={self.top_m}, k={self.k}")
+        from reso.agents.selection.policies import selection_policy
+
+        selection_policy(self.policy)  # an unknown name fails here, naming the registered ones
+        variant = _member(Variant, self.variant, "selection.variant")
+        paper = variant == Variant.PAPER
+        resolved = {
+            "variant": variant,
+            "exploration_c": _DEFAULT_C[variant] if self.exploration_c is None else self.exploration_c,
+            "per_domain": not paper if self.per_domain is None else self.per_domain,
+            "role_weight": (0.0 if paper else 1.0) if self.role_weight is None else self.role_weight,
+            "domain_prior": (0.0 if paper else 2.0) if self.domain_prior is None else self.domain_prior,
+        }
+        object.__setattr__(self, "defaulted", frozenset(name for name in resolved if getattr(self, name) is None))
+        for name, value in resolved.items():
+            object.__setattr__(self, name, value)  # frozen: the resolved constants are set once, here
+        if not 0 <= (self.role_weight or 0.0) <= 1:
+            raise ValueError(f"selection.role_weight must be in [0, 1], got {self.role_weight}")
+        if self.top_m < 1:
+            raise ValueError(f"selection.top_m must be >= 1, got {self.top_m}")
         for name in ("exploration_c", "prior_input_tokens", "prior_output_tokens", "domain_prior"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+                raise ValueError(f"selection.{name} must be >= 0, got {getattr(self, name)}")
+
+    def replaced(self, **changes: Any) -> SelectorConfig:
+        """This config with `changes`; the constants it had resolved resolve again (for a new variant)."""
+        from dataclasses import replace
+
+        return replace(self, **{**dict.fromkeys(self.defaulted - {"variant"}), **changes})
+
+    def exploiting(self) -> SelectorConfig:
+        """This config without exploration (exploration_c 0): what a test run scores with unless
+        `explore_when_frozen`."""
+        from dataclasses import replace
+
+        return self if self.explore_when_frozen else replace(self, exploration_c=0.0)

@@ -59,6 +59,7 @@ deterministically: a frozen DADB is exploited.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -85,6 +86,8 @@ def score_components(
     total_visits: float,
     config: SelectorConfig,
     rng: np.random.Generator | None = None,
+    *,
+    answer_value_usd: float = math.inf,
 ) -> dict[str, np.ndarray]:
     """Every term of the configured variant's score for M candidates at once.
 
@@ -97,6 +100,8 @@ def score_components(
         total_visits: N, the visits of all agents in the pool (not only the candidates).
         config: Weights and the variant.
         rng: Source of the Thompson draws (the selector's seeded generator); unused by the other variants.
+        answer_value_usd: What a right answer is worth, in USD: the price of each candidate weighs against it
+            (every variant but `paper`); inf: cost counts for nothing.
 
     Returns:
         Arrays of shape (M,) keyed by the names in `COMPONENTS` (`BAYES_COMPONENTS` for the Bayesian variants).
@@ -106,9 +111,9 @@ def score_components(
     rewards = np.asarray(reward_sum, dtype=np.float64)
     costs = np.asarray(cost_sum, dtype=np.float64)
     if config.variant in BAYES_VARIANTS:
-        terms = _bayes_terms(n, rewards, costs, prior_cost, total_visits, config, rng)
+        terms = _bayes_terms(n, rewards, costs, prior_cost, total_visits, config, rng, answer_value_usd)
     else:
-        terms = _ucb_terms(n, rewards, costs, prior_cost, total_visits, config)
+        terms = _ucb_terms(n, rewards, costs, prior_cost, total_visits, config, answer_value_usd)
     s_sim = config.w_sim * sim
     s_rep = config.w_rep * terms.reputation
     base = (s_rep - terms.penalty + s_sim) / 2.0
@@ -133,20 +138,21 @@ class _VariantTerms(NamedTuple):
 
 
 def _ucb_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_cost: np.ndarray,
-               total_visits: float, config: SelectorConfig) -> _VariantTerms:
+               total_visits: float, config: SelectorConfig, answer_value_usd: float) -> _VariantTerms:
     """The UCB variants (`normalized`, `paper`): the smoothed mean and the UCB bonus."""
     reputation = (rewards + 1.0) / (n + 1.0)
     if config.variant == Variant.PAPER:
         mean_cost = np.divide(costs, n, out=np.zeros_like(costs), where=n > 0)
         penalty = np.log1p(mean_cost)
     else:
-        mean_cost, penalty = _cost_penalty(costs, n, prior_cost, config)
+        mean_cost, penalty = _cost_penalty(costs, n, prior_cost, config.w_rep, answer_value_usd)
     exploration = config.exploration_c * np.sqrt(np.log(total_visits + _LOG_OFFSET) / (n + _VISIT_EPS))
     return _VariantTerms(reputation, exploration, mean_cost, penalty, {})
 
 
 def _bayes_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_cost: np.ndarray,
-                 total_visits: float, config: SelectorConfig, rng: np.random.Generator | None) -> _VariantTerms:
+                 total_visits: float, config: SelectorConfig, rng: np.random.Generator | None,
+                 answer_value_usd: float) -> _VariantTerms:
     """The Bayesian variants (`thompson`, `kl-ucb`, `moss`): the posterior mean, and the belief's distance
     from it as the bonus."""
     alpha, beta = beta_posterior(n, rewards)
@@ -167,20 +173,20 @@ def _bayes_terms(n: np.ndarray, rewards: np.ndarray, costs: np.ndarray, prior_co
     # A candidate never visited gets the benefit of the doubt, exploiting or not, as under UCB (whose smoothed
     # mean is 1 for it): with every mean at the prior's 0.5, a fresh DADB would otherwise pick by price alone.
     belief = np.where(n > 0, belief, 1.0)
-    mean_cost, penalty = _cost_penalty(costs, n, prior_cost, config)
+    mean_cost, penalty = _cost_penalty(costs, n, prior_cost, config.w_rep, answer_value_usd)
     exploration = config.w_rep * (belief - mean) / 2.0
     return _VariantTerms(mean, exploration, mean_cost, penalty, {"posterior_mean": mean, "belief": belief})
 
 
 def _cost_penalty(
-    costs: np.ndarray, n: np.ndarray, prior_cost: np.ndarray, config: SelectorConfig
+    costs: np.ndarray, n: np.ndarray, prior_cost: np.ndarray, w_rep: float, answer_value_usd: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Expected cost per call (one list-price pseudo-call as prior) and its penalty against the value of a
     right answer (module docstring)."""
     mean_cost = (costs + np.asarray(prior_cost, dtype=np.float64)) / (n + 1.0)
-    if np.isinf(config.answer_value_usd):
+    if np.isinf(answer_value_usd):
         return mean_cost, np.zeros_like(mean_cost)
-    return mean_cost, config.w_rep * mean_cost / config.answer_value_usd
+    return mean_cost, w_rep * mean_cost / answer_value_usd
 
 
 def _gate(s_sim: np.ndarray, config: SelectorConfig) -> np.ndarray:

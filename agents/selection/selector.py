@@ -24,6 +24,7 @@ keyed streams (`SelectionStreams`).
 
 from __future__ import annotations
 
+import math
 import threading
 import zlib
 from collections.abc import Collection, Sequence
@@ -35,7 +36,7 @@ import numpy as np
 from reso.agents.dadb.base import AgentDatabase
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
-from reso.agents.selection.config import SelectorConfig
+from reso.agents.selection.config import SelectorConfig, check_answer_value
 from reso.agents.selection.embeddings import Embedder
 from reso.agents.selection.index import ProfileIndex, index_path_for_db, profile_index_for_pool
 from reso.agents.selection.pooled_stats import ModelPooling
@@ -82,7 +83,7 @@ class Candidate:
 class Selector(Protocol):
     """What the engine asks of a selector."""
 
-    def select(self, subtask: str, k: int | None = None, *, domain: str | None = None,
+    def select(self, subtask: str, k: int = 1, *, domain: str | None = None,
                exclude: Collection[str] = ()) -> list[Candidate]:
         """Up to k agents for `subtask`, best first, none of whose ids is in `exclude`."""
         ...
@@ -106,6 +107,9 @@ class ReputationSelector:
         config: SelectorConfig | None = None,
         index: ProfileIndex | None = None,
         stats: StatsCache | None = None,
+        *,
+        seed: int | None = None,
+        answer_value_usd: float = math.inf,
     ) -> None:
         """Build the selector over a pool; the profile index is built (or loaded) when not given.
 
@@ -119,12 +123,16 @@ class ReputationSelector:
             stats: The in-memory statistics of `dadb` for this pool, read and recorded through; the team's
                 (`reso.graphs.team.build_team` hands it in), so one process mirrors a DADB once. When None,
                 the selector makes its own.
+            seed: Seed of the tie-breaking jitter and the Thompson draws (None: unseeded).
+            answer_value_usd: What a right answer is worth, in USD, against which every candidate's expected
+                cost is priced (the run's budget knob; inf: cost counts for nothing).
         """
         self.pool = pool
         self.agents = list(pool)
         self.dadb = dadb
         self.embedder = embedder
         self.config = config or SelectorConfig()
+        self.answer_value_usd = check_answer_value(answer_value_usd)
         if index is None:
             cache = index_path_for_db(dadb.path) if dadb.path is not None else None
             index = profile_index_for_pool(self.agents, embedder, cache)
@@ -142,25 +150,23 @@ class ReputationSelector:
         elif stats.dadb is not dadb or stats.agent_ids != ids:
             raise ValueError("the statistics cache is of another DADB or pool")
         self.stats = stats
-        self._streams = SelectionStreams(cfg.seed)
+        self._streams = SelectionStreams(seed)
         self.groups = ProfileGroups.of_vectors(index.vectors())
         self.pooling = ModelPooling([agent.model.spec for agent in self.agents],
                                     float(cfg.role_weight or 0.0), float(cfg.domain_prior or 0.0))
 
     def select(
-        self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
+        self, subtask: str, k: int = 1, *, domain: str | None = None, exclude: Collection[str] = ()
     ) -> list[Candidate]:
         """The k best agents for one subtask text, best first, with their score components."""
-        k = k or self.config.k
         query = self.embedder.embed([subtask])[0].reshape(1, -1)
         sims, positions = self.index.search_positions(query, self._m(k, exclude))
         return self._rank(sims[0], positions[0], k, domain, exclude, self._streams.for_subtask(subtask))
 
     def select_vector(
-        self, query: np.ndarray, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
+        self, query: np.ndarray, k: int = 1, *, domain: str | None = None, exclude: Collection[str] = ()
     ) -> list[Candidate]:
         """`select` from a precomputed query embedding (benchmarks, or callers with their own embeddings)."""
-        k = k or self.config.k
         sims, positions = self.index.search_positions(np.asarray(query).reshape(1, -1), self._m(k, exclude))
         return self._rank(sims[0], positions[0], k, domain, exclude)
 
@@ -187,6 +193,7 @@ class ReputationSelector:
         parts = score_components(
             sims, record.visits, record.reward_sum, record.cost_sum,
             self._prior_cost[positions], table.total_visits, self.config, rng,
+            answer_value_usd=self.answer_value_usd,
         )
         # `visits` stays the agent's own record in the domain; the score read the pooled one.
         parts["pooled_visits"], parts["visits"] = parts["visits"], table.visits[positions].astype(np.float64)
@@ -263,6 +270,8 @@ class RandomSelector:
         embedder: Embedder | None = None,
         config: SelectorConfig | None = None,
         index: ProfileIndex | None = None,
+        *,
+        seed: int | None = None,
     ) -> None:
         self.pool = pool
         self.agents = list(pool)
@@ -270,26 +279,26 @@ class RandomSelector:
         self.embedder = embedder
         self.config = config or SelectorConfig()
         self.index = index
-        self._streams = SelectionStreams(self.config.seed)
+        self._streams = SelectionStreams(seed)
 
     def select(
-        self, subtask: str, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
+        self, subtask: str, k: int = 1, *, domain: str | None = None, exclude: Collection[str] = ()
     ) -> list[Candidate]:
         """k distinct agents drawn uniformly, from the subtask's own stream (`SelectionStreams`), so a seeded
         run draws alike whatever order its questions run in; the domain is ignored."""
         return self._draw(self._streams.for_subtask(subtask), k, exclude)
 
     def select_vector(
-        self, query: np.ndarray, k: int | None = None, *, domain: str | None = None, exclude: Collection[str] = ()
+        self, query: np.ndarray, k: int = 1, *, domain: str | None = None, exclude: Collection[str] = ()
     ) -> list[Candidate]:
         """k agents from the one seeded stream: a vector has no text to key a stream by (the routing
         benchmark selects this way, one selection after another)."""
         return self._draw(self._streams.shared, k, exclude)
 
-    def _draw(self, rng: np.random.Generator, k: int | None, exclude: Collection[str]) -> list[Candidate]:
+    def _draw(self, rng: np.random.Generator, k: int, exclude: Collection[str]) -> list[Candidate]:
         allowed = [i for i, agent in enumerate(self.agents) if agent.id not in exclude] if exclude else None
         size = len(allowed) if allowed is not None else len(self.agents)
-        count = min(k or self.config.k, size)
+        count = min(k, size)
         if count == 0:
             return []
         draw = rng.choice(size, size=count, replace=False)

@@ -184,8 +184,8 @@ class RaySolver:
         config, settings = self.config, self.context.settings
         return WorkerSpec(base_settings=config.settings, settings=settings, method=config.method,
                           team_factory=self.backend.team_factory, cwd=os.getcwd(), cache_file=self.backend.cache_file,
-                          ledger=self._ledger, limits=self._limits, max_tokens=config.budget_tokens,
-                          max_usd=config.budget_usd, max_seconds=config.budget_seconds)
+                          ledger=self._ledger, limits=self._limits, max_tokens=config.run.budget_tokens,
+                          max_usd=config.run.budget_usd, max_seconds=config.run.budget_seconds)
 
     async def _start(self) -> None:
         async with self._lock:
@@ -203,13 +203,13 @@ class RaySolver:
             self._started = True
             budget = self.context.budget
             if budget is not None and any(limit is not None for limit in (
-                    self.config.budget_tokens, self.config.budget_usd, self.config.budget_seconds)):
+                    self.config.run.budget_tokens, self.config.run.budget_usd, self.config.run.budget_seconds)):
                 self._ledger = ray.remote(SpendLedger).options(num_cpus=0).remote(
                     budget.tokens, budget.usd, time.monotonic() - budget.started)
             team = self.context.require_team()
             if any("requests_per_second" in agent.model.params for agent in team.pool):
                 self._limits = ray.remote(RateLimits).options(num_cpus=0, max_concurrency=10_000).remote()
-            per_worker = max(1, math.ceil(self.config.concurrency / self.backend.workers))
+            per_worker = max(1, math.ceil(self.config.run.concurrency / self.backend.workers))
             worker_class = ray.remote(SolveWorker).options(
                 num_cpus=self.backend.worker_cpus, max_concurrency=per_worker, max_restarts=MAX_RESTARTS,
                 max_task_retries=MAX_RESTARTS, scheduling_strategy="SPREAD")

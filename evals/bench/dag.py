@@ -154,12 +154,11 @@ class DagBench:
         self.pool = bench_pool(n_agents)
         self.models = {agent.id: LatencyChatModel() for agent in self.pool}
         dadb = DADB(None, mode=Mode.TRAIN)
-        selector = ReputationSelector(self.pool, dadb, load_embedder(embedder),
-                               SelectorConfig(k=k, top_m=n_agents, seed=seed))
+        selector = ReputationSelector(self.pool, dadb, load_embedder(embedder), SelectorConfig(top_m=n_agents),
+                                      seed=seed)
         self.team = Team(pool=self.pool, models=self.models, selector=selector,
                          scorer=build_scorer(scorer), dadb=dadb)
-        self.resos = {schedule: ReSo(team=self.team, k=k, mode=Mode.TRAIN, planner=PlannerName.GIVEN, schedule=schedule,
-                                     scorer=scorer, embedder=embedder, seed=seed)
+        self.resos = {schedule: ReSo({"asking.k": k, "plan.planner": PlannerName.GIVEN, "plan.schedule": schedule, "reward.scorer": scorer, "selection.embedder": embedder}, team=self.team, mode=Mode.TRAIN, seed=seed)
                       for schedule in SCHEDULES}
 
     def set_latencies(self, plan: Sequence[Mapping[str, Any]], rng: random.Random, *,

@@ -87,7 +87,7 @@ def bench_team(latency_s: float, *, agents: int, k: int, embedder: str, seed: in
     models[CALCULATOR] = CalculatorChatModel()
     dadb = DADB(None, mode=Mode.TEST)
     selector = ReputationSelector(pool, dadb, load_embedder(embedder),
-                           SelectorConfig(k=k, top_m=len(pool), seed=seed, exploration_c=0.0))
+                                  SelectorConfig(top_m=len(pool), exploration_c=0.0), seed=seed)
     return Team(pool=pool, models=models, selector=selector, scorer=build_scorer("consensus"), dadb=dadb)
 
 
@@ -100,19 +100,21 @@ def _set_latency(team: Any, latency_s: float) -> None:
 async def _run(team: Any, problems: Sequence[Problem], out: Path, *, concurrency: int, k: int, embedder: str,
                seed: int) -> dict[str, Any]:
     from reso.agents.dadb.base import Mode
-    from reso.evals.eval_config import EvalConfig
+    from reso.evals.eval_config import EvalConfig, RunOptions
     from reso.evals.methods import parse_method
     from reso.evals.runner import run_eval
     from reso.graphs.escalation import AskingRule
     from reso.graphs.planners.base import PlannerName
-    from reso.graphs.settings import Integration, ReSoSettings
+    from reso.graphs.plan_settings import Integration
+    from reso.graphs.settings import ReSoSettings
 
     # Integration steps are selected like the others, so a fake agent (and its latency) is on every step; k
     # agents answer each (the paper's fixed fine stage: the throughput of k calls a step is what is measured).
-    settings = ReSoSettings(mode=Mode.TEST, planner=PlannerName.GIVEN, asking=AskingRule.FIXED, k=k, scorer="consensus",
-                            embedder=embedder, seed=seed, integration=Integration.SELECT)
+    settings = ReSoSettings().replace({"plan.planner": PlannerName.GIVEN, "asking.rule": AskingRule.FIXED, "asking.k": k,
+                                       "reward.scorer": "consensus", "selection.embedder": embedder,
+                                       "plan.integration": Integration.SELECT}, mode=Mode.TEST, seed=seed)
     config = EvalConfig(dataset="bench-eval", method=parse_method("reso", team.pool), out=out, settings=settings,
-                        concurrency=concurrency, command=["reso", "bench", "eval"])
+                        run=RunOptions(concurrency=concurrency), command=["reso", "bench", "eval"])
     return await run_eval(config, problems, team)
 
 

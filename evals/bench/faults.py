@@ -97,7 +97,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     import dataclasses
 
     from reso.agents.adapters.invoke import models_for_pool
-    from reso.evals.eval_config import EvalConfig
+    from reso.evals.eval_config import EvalConfig, RunOptions
     from reso.evals.methods import parse_method
     from reso.evals.results import ResultsFile
     from reso.evals.runner import run_eval
@@ -110,9 +110,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     # The paper's fixed k: every call a step makes is one the faults can hit, whatever its answers.
     from reso.agents.defaults import two_model_pool_path
 
-    settings = ReSoSettings(pool=str(two_model_pool_path()), mode=mode, asking=AskingRule.FIXED,
-                            scorer=bench.scorer, seed=bench.seed, db=str(db_path or ""),
-                            call_timeout_s=bench.call_timeout_s)
+    settings = ReSoSettings().replace({"asking.rule": AskingRule.FIXED, "reward.scorer": bench.scorer, "limits.call_timeout_s": bench.call_timeout_s}, pool=str(two_model_pool_path()), mode=mode, seed=bench.seed, db=str(db_path or ""))
     base = await asyncio.to_thread(build_team, settings)
     faults = FaultConfig(rate=rate, kinds=("server_error",) if dead else bench.kinds, seed=bench.seed,
                          retry_after_s=bench.retry_after_s, hang_s=bench.hang_s)
@@ -123,7 +121,7 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
                              max_cooldown_s=max(bench.breaker_cooldown_s, 60.0))
     team = dataclasses.replace(base, pool=pool, models=models_for_pool(pool), health=health, retry=bench.retry)
     config = EvalConfig(dataset=f"gsm8k-mas-{bench.level}", method=parse_method("reso", pool), out=out,
-                        settings=settings, concurrency=bench.concurrency, command=["reso", "bench", "faults"])
+                        settings=settings, command=["reso", "bench", "faults"], run=RunOptions(concurrency=bench.concurrency))
     started = time.monotonic()
     escaped: list[str] = []
     for _ in range(1 + MAX_RESUMES):

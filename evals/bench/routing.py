@@ -191,14 +191,14 @@ def _selectors(arms: Arms, seed: int, exploration_c: float | None = None,
     embedder = HashEmbedder(8)
 
     def selector(**overrides: Any) -> ReputationSelector:
-        config = SelectorConfig(top_m=top_m, k=1, seed=seed, per_domain=per_domain, **overrides)
-        return ReputationSelector(pool, DADB(), embedder, config, index=index)
+        config = SelectorConfig(top_m=top_m, per_domain=per_domain, **overrides)
+        return ReputationSelector(pool, DADB(), embedder, config, index=index, seed=seed)
 
     tuned = {} if exploration_c is None else {"exploration_c": exploration_c}
     makers: dict[str, Any] = {
         **{variant: (lambda v=variant: selector(variant=v, **tuned)) for variant in Variant},
         "greedy": lambda: selector(variant=Variant.NORMALIZED, exploration_c=0.0),
-        "random": lambda: RandomSelector(pool, DADB(), embedder, SelectorConfig(k=1, seed=seed)),
+        "random": lambda: RandomSelector(pool, DADB(), embedder, seed=seed),
     }
     if arms.roles > 1:  # what each half of the shared-profile design adds, on the default variant
         alone = {"role_weight": 0.0, "domain_prior": 0.0}

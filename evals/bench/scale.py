@@ -31,7 +31,8 @@ from reso.agents.dadb.base import Mode
 from reso.evals.bench.eval import PLAN_DEPTH, bench_problems, bench_team
 from reso.graphs.escalation import AskingRule
 from reso.graphs.planners.base import PlannerName
-from reso.graphs.settings import Integration, ReSoSettings
+from reso.graphs.plan_settings import Integration
+from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
 
 TARGET_EFFICIENCY = 0.8
@@ -47,8 +48,8 @@ class LatencyTeam:
     agents: int = 4
 
     def __call__(self, settings: ReSoSettings) -> Team:
-        team = bench_team(self.latency_s, agents=self.agents, k=settings.k, embedder=settings.embedder,
-                          seed=settings.seed)
+        team = bench_team(self.latency_s, agents=self.agents, k=settings.asking.k,
+                          embedder=settings.selection.embedder, seed=settings.seed)
         if not settings.db:
             return team
         from reso.agents.dadb.open import open_dadb
@@ -57,31 +58,30 @@ class LatencyTeam:
         from reso.agents.selection.selector import ReputationSelector
 
         dadb = open_dadb(settings.db, mode=settings.mode)
-        selector = ReputationSelector(team.pool, dadb, load_embedder(settings.embedder),
-                               SelectorConfig(k=settings.k, top_m=len(team.pool), seed=settings.seed,
-                                              exploration_c=0.0))
+        selector = ReputationSelector(team.pool, dadb, load_embedder(settings.selection.embedder),
+                                      SelectorConfig(top_m=len(team.pool), exploration_c=0.0), seed=settings.seed)
         return dataclasses.replace(team, dadb=dadb, selector=selector)
 
 
 def bench_settings(*, k: int = 2, seed: int = 0, mode: Mode = Mode.TEST, db: str = "") -> ReSoSettings:
     """The settings of a scale run: the given plans, every step selected (so a fake agent is on each), k agents
     asked at once (the paper's fixed fine stage: the calls a step makes are what the run measures)."""
-    return ReSoSettings(mode=mode, planner=PlannerName.GIVEN, asking=AskingRule.FIXED, k=k, scorer="consensus",
-                        embedder="hash:256", seed=seed, integration=Integration.SELECT, db=db)
+    return ReSoSettings().replace({"plan.planner": PlannerName.GIVEN, "asking.rule": AskingRule.FIXED, "asking.k": k,
+                                   "reward.scorer": "consensus", "selection.embedder": "hash:256",
+                                   "plan.integration": Integration.SELECT}, mode=mode, seed=seed, db=db)
 
 
 def _one_run(workers: int, *, questions: int, latency_s: float, concurrency: int, agents: int, k: int,
              seed: int, out: Path) -> dict[str, Any]:
     from reso.evals.backends.ray_backend import RayBackend
-    from reso.evals.eval_config import EvalConfig
+    from reso.evals.eval_config import EvalConfig, RunOptions
     from reso.evals.methods import parse_method
     from reso.evals.runner import run_eval
 
     factory = LatencyTeam(latency_s, agents)
     settings = bench_settings(k=k, seed=seed)
     team = factory(settings)
-    config = EvalConfig(dataset="bench-scale", method=parse_method("reso", team.pool), out=out, settings=settings,
-                        concurrency=workers * concurrency, command=["reso", "bench", "scale"])
+    config = EvalConfig(dataset="bench-scale", method=parse_method("reso", team.pool), out=out, settings=settings, command=["reso", "bench", "scale"], run=RunOptions(concurrency=workers * concurrency))
     finished: list[float] = []
     started = time.monotonic()
     with RayBackend(workers=workers, team_factory=factory) as backend:

@@ -131,14 +131,14 @@ def bench_size(
     dadb = DADB()
     stats_rows = random_stats(ids, rng)
     dadb.load_stats(stats_rows)
-    config = SelectorConfig(top_m=top_m, k=k, variant=Variant.PAPER, seed=seed)
-    selector = ReputationSelector(pool, dadb, HashEmbedder(8), config, index=index)
+    config = SelectorConfig(top_m=top_m, variant=Variant.PAPER)
+    selector = ReputationSelector(pool, dadb, HashEmbedder(8), config, index=index, seed=seed)
     queries, targets = planted_queries(vectors, repeats, rng)
 
     selector.select_vector(queries[0])  # warm-up: loads the statistics cache once
     faiss_ms, faiss_top1, found = [], [], 0
     for query, target in zip(queries, targets, strict=True):
-        elapsed, picked = _time_ms(partial(selector.select_vector, query))
+        elapsed, picked = _time_ms(partial(selector.select_vector, query, k))
         faiss_ms.append(elapsed)
         faiss_top1.append(picked[0].agent.id)
         found += any(hit == ids[target] for hit, _ in index.search(query, top_m))
@@ -181,11 +181,10 @@ def bench_shared_profiles(size: int, roles: int, *, repeats: int, dim: int, k: i
     dadb = DADB()
     dadb.load_stats(random_stats(pool.ids, rng))
     sides = {
-        "whole_profiles": SelectorConfig(top_m=top_m, k=k, seed=seed),
-        "plain_top_m": SelectorConfig(top_m=top_m, k=k, seed=seed, whole_profiles=False, role_weight=0.0,
-                                      domain_prior=0.0),
+        "whole_profiles": SelectorConfig(top_m=top_m),
+        "plain_top_m": SelectorConfig(top_m=top_m, whole_profiles=False, role_weight=0.0, domain_prior=0.0),
     }
-    selectors = {name: ReputationSelector(pool, dadb, HashEmbedder(8), config, index=index)
+    selectors = {name: ReputationSelector(pool, dadb, HashEmbedder(8), config, index=index, seed=seed)
                  for name, config in sides.items()}
     queries, _ = planted_queries(role_vectors, repeats, rng)
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -196,7 +195,7 @@ def bench_shared_profiles(size: int, roles: int, *, repeats: int, dim: int, k: i
               "plain_top_m": min(top_m, size)}
     for query in queries:
         for name, selector in selectors.items():
-            elapsed, _ = _time_ms(partial(selector.select_vector, query))
+            elapsed, _ = _time_ms(partial(selector.select_vector, query, k))
             times[name].append(elapsed)
     whole, plain = (float(np.median(times[name])) for name in sides)
     return {

@@ -9,48 +9,32 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from reso.evals.backends.open import BackendOptions
 from reso.evals.cli.errors import fail
 from reso.evals.cli.interrupt import answers_saved, resumable
-from reso.evals.cli.options import EVERY_ITEM, POOL_PRICES, PRICES_HELP
 from reso.evals.cli.paths import out_folder
+from reso.evals.cli.settings_options import GivenSettings, Tree, settings_options
+from reso.evals.jobs.config import DemoConfig
 
 WORLDS_BENCHMARKS = "none: the world's benchmarks"
 
 
+DEMO_TREES = (Tree("demo", DemoConfig), Tree("backend", BackendOptions))
+"""What `reso demo` takes: the job's settings and where it runs."""
+
+DEMO_FORMER_FLAGS: dict[str, str] = {
+    **{f"--{name.replace('_', '-')}": f"demo.{name}" for name in
+       ("prices", "concurrency", "train_limit", "test_limit", "min_recorded", "train_n", "test_n")},
+    "--backend": "backend.kind", "--address": "backend.address", "--workers": "backend.workers",
+}
+"""`reso demo`'s flags before its options were generated, and the settings that took their place."""
+
+
+@settings_options(DEMO_TREES, DEMO_FORMER_FLAGS)
 def demo_command(
     out: Annotated[Path, typer.Option(help="Output folder for all runs, the CRMs and the reports.")] = Path(
         "runs/demo"),
-    world: Annotated[str, typer.Option(
-        help="many: a dozen recorded models on linked MATH level-5 and GSM8K composites; open: the same "
-             "benchmarks with the 27 recorded open-weight models (open_pool.yaml); "
-             "two-model: GPT-4 and Mixtral on GSM8K-MAS.")] = "many",
-    level: Annotated[str, typer.Option(help="Composite size: easy (3 sub-questions), medium (5), hard (7).")] = "easy",
-    pool: Annotated[Optional[str], typer.Option(
-        help="Pool YAML or replay:FILE[,FILE…]; default: the world's embedded replay pool.")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
-    concurrency: Annotated[int, typer.Option(help="Questions in flight at once.")] = 16,
-    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
-    train_limit: Annotated[Optional[int], typer.Option(help="Only the first N training items.",
-                                                       show_default=EVERY_ITEM)] = None,
-    test_limit: Annotated[Optional[int], typer.Option(help="Only the first N test items.",
-                                                      show_default=EVERY_ITEM)] = None,
-    swap_split: Annotated[bool, typer.Option(
-        help="Train on the test split and test on the training split: a draw with different test questions.")] = False,
-    crm: Annotated[str, typer.Option(
-        help="The CRM fitted on the training split: calibrated (the small learned CRM trained on the pool's "
-             "recorded answers to the training questions, recalibrated on the training run; the vote for a pool "
-             "without recordings), vote (reliability-weighted vote) or staged (the small learned CRM fitted on a "
-             "staged pass shaped like the test's fine stage).")] = "calibrated",
-    min_recorded: Annotated[float, typer.Option(
-        min=0.0, max=1.0,
-        help="Each benchmark's team leaves out the replay models that record less than this share of its "
-             "training composites' questions (the pool it ran on is written to its folder); 0 keeps every "
-             "model.")] = 0.9,
     json_output: Annotated[bool, typer.Option("--json", help="Print the tables as one JSON object last.")] = False,
-    backend: Annotated[str, typer.Option(help="local: this process | ray: Ray workers (see `reso eval`).")] = "local",
-    address: Annotated[Optional[str], typer.Option(
-        help="--backend ray: the Ray cluster to join; default: a local Ray instance.")] = None,
-    workers: Annotated[int, typer.Option(min=1, help="--backend ray: workers per run.")] = 2,
     train_questions: Annotated[Optional[str], typer.Option(
         help="Your own recordings: F1[,F2…], files in the vendored format (id, question, answer, responses, "
              "correct) whose questions make the training composites; needs --test-questions, --pool and "
@@ -61,25 +45,27 @@ def demo_command(
     benchmark: Annotated[Optional[str], typer.Option(
         help="The name of your benchmark (its folder under --out and its table's title).",
         show_default=WORLDS_BENCHMARKS)] = None,
-    train_n: Annotated[int, typer.Option(min=1, help="Training composites of your own files.")] = 200,
-    test_n: Annotated[int, typer.Option(min=1, help="Test composites of your own files.")] = 100,
+    *,
+    given: GivenSettings,
 ) -> None:
     """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
     from rich.console import Console
 
     from reso.evals.jobs.comparison import comparison_rows, write_comparison
-    from reso.evals.jobs.config import WORLDS, DemoConfig
+    from reso.evals.jobs.config import WORLDS
     from reso.evals.jobs.demo import run_demo
 
-    _check_options(out=out, world=world, level=level, crm=crm, backend=backend, address=address)
-    recorded = _recorded(benchmark, train_questions, test_questions, pool, train_n, test_n)
-    if pool or prices:
-        pool = _check_pool(pool or _world_pool(world), prices, out)
+    out_folder("--out", out)
+    config: DemoConfig = given.build("demo", DemoConfig(out=out))
+    backend: BackendOptions = given.build("backend", BackendOptions())
+    recorded = _recorded(benchmark, train_questions, test_questions, config.pool, config.train_n, config.test_n)
+    pool = config.pool
+    if pool or config.prices:
+        pool = _check_pool(pool or _world_pool(config.world), Path(config.prices) if config.prices else None, out)
     resumable(lambda: answers_saved(out))  # Ctrl-C: a rerun into OUT resumes
     console = Console(stderr=True)
-    config = DemoConfig(out=out, world=world, level=level, pool=pool or "", concurrency=concurrency, seed=seed,
-                        train_limit=train_limit, test_limit=test_limit, swap_split=swap_split, crm=crm,
-                        recorded=recorded, min_recorded=min_recorded)
+    config = dataclasses.replace(config, pool=pool, recorded=recorded)
+    world, level = config.world, config.level
     from reso.evals.backends.base import BackendError, BackendSetupError
     from reso.evals.backends.open import open_backend
     from reso.evals.cli.demo_progress import demo_progress
@@ -87,7 +73,8 @@ def demo_command(
     from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     try:
-        with open_backend(backend, address=address, workers=workers) as runner, demo_progress(console) as progress:
+        with open_backend(backend.kind, address=backend.address or None, workers=backend.workers) as runner, \
+                demo_progress(console) as progress:
             by_benchmark = run_demo(dataclasses.replace(config, backend=runner), progress=progress)
     except (ResultsBusyError, ResultsFormatError, BackendSetupError, DatasetError) as error:
         fail(str(error))  # e.g. a folder of other settings, or question files that share a question
@@ -124,21 +111,6 @@ def _print_tables(out: Path, tables: dict[str, Any], frontiers: dict[str, Any], 
                        unit=UNIT)
         typer.echo(f"report: {out / stem / 'report.md'}, frontier: {out / stem / 'frontier.png'}  (per-run "
                    f"reports in {out / stem}/*/report.html)")
-
-
-def _check_options(*, out: Path, world: str, level: str, crm: str, backend: str, address: str | None) -> None:
-    """Refuse a bad option, and an --out that cannot be a folder, before anything is loaded."""
-    from reso.evals.jobs.config import CRMS, WORLDS
-
-    out_folder("--out", out)
-    if world not in WORLDS:
-        fail(f"--world must be one of {', '.join(WORLDS)}")
-    if level not in ("easy", "medium", "hard"):
-        fail("--level must be easy, medium or hard")
-    if crm not in CRMS:
-        fail(f"--crm must be one of {', '.join(CRMS)}, got {crm!r}")
-    if backend not in ("local", "ray") or (address is not None and backend != "ray"):
-        fail("--backend must be local or ray (--address goes with ray)")
 
 
 def _frontier(folder: Path) -> dict[str, Any]:

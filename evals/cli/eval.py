@@ -5,19 +5,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from reso.evals.backends.open import BackendOptions
 from reso.evals.cli.interrupt import answers_saved, resumable
-from reso.evals.cli.options import EVERY_ITEM, NO_BUDGET, NO_LIMIT, POOL_PRICES, PRICES_HELP, SCORER_HELP
+from reso.evals.cli.settings_options import GivenSettings, Tree, settings_options
+from reso.evals.eval_config import RunOptions
+from reso.graphs.settings import FORMER_NAMES, ReSoSettings
 
 if TYPE_CHECKING:
     from reso.agents.pool_source import PoolFile
     from reso.evals.datasets import Problem
     from reso.evals.eval_config import EvalConfig
     from reso.evals.methods import Method
-    from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import Team
 
 
@@ -47,100 +49,39 @@ def _new_dadb(db: str, mode: str) -> bool:
     return mode == Mode.TRAIN and bool(db) and not is_postgres_url(db) and not Path(db).exists()
 
 
+EVAL_TREES = (Tree("", ReSoSettings), Tree("run", RunOptions), Tree("backend", BackendOptions))
+"""What `reso eval` takes: the run settings, the run's own options and where it runs."""
+
+FORMER_FLAGS: dict[str, str] = {
+    **{"--" + name.replace("_", "-"): key for name, key in FORMER_NAMES.items()},
+    **{f"--{name.replace('_', '-')}": f"run.{name}" for name in
+       ("budget_usd", "budget_tokens", "budget_seconds", "prices", "cache", "cache_file", "data_root")},
+    "--backend": "backend.kind", "--address": "backend.address", "--workers": "backend.workers",
+}
+"""`reso eval`'s flags before its options were generated, and the settings that took their place."""
+
+
+@settings_options(EVAL_TREES, FORMER_FLAGS)
 def eval_command(
     dataset: Annotated[str, typer.Option(help="Dataset name (see `reso datasets`) or file path.")],
     out: Annotated[Path, typer.Option(help="Output folder; rerunning into it resumes.")],
     method: Annotated[str, typer.Option(
         help="reso | random | oracle | single:MODEL | cot-sc:MODEL:N | vote:K | vote:A,B,C | cascade:A,B>C")] = "reso",
-    pool: Annotated[Optional[str], typer.Option(help="Pool YAML, or replay:FILE[,FILE…].",
-                                                show_default="the roster, agents/data/zeroeval_pool.yaml")] = None,
-    prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
-    limit: Annotated[Optional[int], typer.Option(help="Only the first N items.", show_default=EVERY_ITEM)] = None,
-    seed: Annotated[int, typer.Option(help="Seed for selection tie-breaks and sampling.")] = 0,
-    concurrency: Annotated[int, typer.Option(
-        help="Questions in flight at once (over all workers with --backend ray).")] = 8,
-    mode: Annotated[str, typer.Option(help="train (update the DADB, write CRM records) | test (frozen).")] = "test",
-    db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
-        "DADB: a SQLite file or a postgresql:// URL (a test run reads one that exists; only --mode train creates "
-        "one), or a DADB export (.json, test runs); default $RESO_DB_URL, else OUT/dadb.sqlite when training, and "
-        "when testing the trained DADB shipped for the default pool (another pool: in memory)."))] = None,
-    scorer: Annotated[Optional[str], typer.Option(help=SCORER_HELP, show_default="consensus")] = None,
-    skills: Annotated[Optional[str], typer.Option(
-        help="Question-skills folder: each model's chance on a subtask from its record on the nearest past "
-             "subtasks (reso demo writes one per benchmark).",
-        show_default="none: each model's pooled record")] = None,
-    k: Annotated[Optional[int], typer.Option(
-        help="--asking fixed: candidates per subtask; --asking confidence: its first stage.",
-        show_default="2")] = None,
-    answer_value: Annotated[Optional[float], typer.Option(
-        "--answer-value", help="The budget knob: what a right answer to a question is worth, in USD; every cost "
-        "decision reads it (inf: price counts for nothing).", show_default="0.05")] = None,
-    asking: Annotated[Optional[str], typer.Option(
-        help="How the fine stage asks: priced (while the expected gain x the answer's value exceeds the price), "
-             "confidence (while the best score is below --confidence) or fixed (--k at once).",
-        show_default="priced")] = None,
-    k_max: Annotated[Optional[int], typer.Option(
-        help="At most this many candidates per subtask (--asking confidence: required).",
-        show_default="4 with --asking priced")] = None,
-    confidence: Annotated[Optional[float], typer.Option(
-        help="--asking confidence: ask one more candidate while the best CRM score is below this.",
-        show_default="none: required with --asking confidence")] = None,
-    peer_margin: Annotated[Optional[float], typer.Option(
-        help="--asking confidence: of the first k, skip a candidate whose model's record is more than this below "
-             "the first's (1: all k answer).", show_default="0.1")] = None,
-    escalate_to: Annotated[Optional[str], typer.Option(
-        help="--asking confidence: whom one more candidate is. The adaptive stage: ranked (the first candidate in "
-             "the cost-aware order that could beat the best answer so far) or reliable (the one with the best "
-             "training record, whatever its price). The peer stage, with a peer:DIR scorer: diverse (among peers, "
-             "the one whose mistakes go least with those already asked) or diverse-priced (the same, each peer's "
-             "record net of its price).", show_default="ranked")] = None,
-    exploration: Annotated[Optional[float], typer.Option(
-        help="Exploration constant of the selection policy (training; 1 is plain Thompson sampling).",
-        show_default="the policy's own: 0.3 for Thompson sampling")] = None,
-    integration: Annotated[Optional[str], typer.Option(
-        help="tool: integration steps go to the exact tool for every method | select.",
-        show_default="tool")] = None,
-    embedder: Annotated[Optional[str], typer.Option(help="Subtask embedder: minilm | hash:DIM | openai:MODEL.",
-                                                    show_default="minilm")] = None,
-    budget_usd: Annotated[Optional[float], typer.Option(help="Stop calling models past this run total (USD).",
-                                                        show_default=NO_LIMIT)] = None,
-    max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.",
-                                                     show_default=NO_BUDGET)] = None,
-    budget_tokens: Annotated[Optional[int], typer.Option(help="Stop calling models past this run total of tokens.",
-                                                         show_default=NO_LIMIT)] = None,
-    budget_seconds: Annotated[Optional[float], typer.Option(help="Stop calling models after this long (s).",
-                                                            show_default=NO_LIMIT)] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(help="Token budget per question.",
-                                                      show_default=NO_BUDGET)] = None,
-    max_seconds: Annotated[Optional[float], typer.Option(help="Wall-time budget per question (s).",
-                                                         show_default=NO_BUDGET)] = None,
-    cache: Annotated[bool, typer.Option(help="Serve identical model calls from the response cache.")] = True,
-    cache_file: Annotated[Optional[Path], typer.Option(
-        help="Response cache file; default OUT/responses.sqlite (name one file to share it between runs).")] = None,
-    data_root: Annotated[Optional[Path], typer.Option(help="Folder holding reso-mas/ and gsm8k-replay/.",
-                                                      show_default="$RESO_DATA_ROOT, else ../shared/data")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
-    backend: Annotated[str, typer.Option(
-        help="local: this process | ray: Ray workers, each with its own team (see README, cluster).")] = "local",
-    address: Annotated[Optional[str], typer.Option(
-        help="--backend ray: the Ray cluster to join (HOST:PORT, or auto); default: a local Ray instance.")] = None,
-    workers: Annotated[int, typer.Option(min=1, help="--backend ray: workers (Ray actors) to start.")] = 2,
+    *,
+    given: GivenSettings,
 ) -> None:
     """Evaluate METHOD on DATASET; writes results.jsonl, summary.json (and crm_records.jsonl in train mode)."""
     from reso.evals.eval_config import EvalConfig
 
-    _check_options(out=out, backend=backend, address=address, cache_file=cache_file, data_root=data_root, db=db)
+    options: RunOptions = given.build("run", RunOptions())
+    backend: BackendOptions = given.build("backend", BackendOptions())
+    base: ReSoSettings = given.build("", ReSoSettings())
+    _check_options(out=out, options=options, db=base.db)
     resumable(lambda: answers_saved(out))  # Ctrl-C: a rerun into OUT resumes
-    overrides = {"scorer": scorer, "skills": skills, "k": k, "embedder": embedder, "max_usd": max_usd, "max_tokens": max_tokens,
-                 "max_seconds": max_seconds, "k_max": k_max, "confidence": confidence, "answer_value_usd": answer_value,
-                 "asking": asking, "peer_margin": peer_margin,
-                 "escalate_to": escalate_to, "exploration": exploration, "integration": integration}
-    run = _prepare_run(dataset, out, method=method, pool=pool, prices=prices, limit=limit, seed=seed, mode=mode,
-                       db=db, overrides=overrides, cache=cache, cache_file=cache_file, data_root=data_root)
-    config = EvalConfig(dataset=dataset, method=run.method, out=out, settings=run.settings, concurrency=concurrency,
-                        limit=limit, budget_usd=budget_usd, budget_tokens=budget_tokens,
-                        budget_seconds=budget_seconds)
-    summary = _run(run, config, quiet=quiet, backend=backend, address=address, workers=workers)
+    run = _prepare_run(dataset, out, method=method, base=base, options=options)
+    config = EvalConfig(dataset=dataset, method=run.method, out=out, settings=run.settings, run=options)
+    summary = _run(run, config, quiet=quiet, backend=backend)
     _report(out, {**summary, "dataset": dataset})  # the dataset as given (the files name it from OUT)
 
 
@@ -150,23 +91,18 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _check_options(*, out: Path, backend: str, address: str | None, cache_file: Path | None = None,
-                   data_root: Path | None = None, db: str | None = None) -> None:
-    """Refuse options that cannot go together, and paths that cannot be what they name, before anything is
-    loaded."""
+def _check_options(*, out: Path, options: RunOptions, db: str) -> None:
+    """Refuse paths that cannot be what they name before anything is loaded."""
     from reso.agents.dadb.url import is_postgres_url
     from reso.evals.cli.paths import in_folder, out_file, out_folder
 
     out_folder("--out", out)
-    out_file("--cache-file", cache_file)
+    out_file("run.cache_file", Path(options.cache_file) if options.cache_file else None)
+    data_root = Path(options.data_root) if options.data_root else None
     if data_root is not None and data_root.exists():  # a missing one: the dataset that needs it names its file
-        in_folder("--data-root", data_root)
+        in_folder("run.data_root", data_root)
     if db and not is_postgres_url(db) and not Path(db).is_dir():  # a folder: the DADB's own error says so
         out_file("--db", Path(db))
-    if backend not in ("local", "ray"):
-        raise _fail("--backend must be local or ray")
-    if address is not None and backend != "ray":
-        raise _fail("--address goes with --backend ray")
 
 
 @dataclass(frozen=True)
@@ -197,9 +133,7 @@ class _PreparedRun:
             typer.echo(notice.line, err=True)
 
 
-def _prepare_run(dataset: str, out: Path, *, method: str, pool: str | None, prices: Path | None,
-                 limit: int | None, seed: int, mode: str, db: str | None, overrides: dict[str, Any],
-                 cache: bool, cache_file: Path | None, data_root: Path | None) -> _PreparedRun:
+def _prepare_run(dataset: str, out: Path, *, method: str, base: ReSoSettings, options: RunOptions) -> _PreparedRun:
     """Load the dataset, settings, pool, method and team; a bad one exits 2 with its one-line error."""
     from reso.agents.adapters.cache import enable_response_cache
     from reso.agents.pool import PoolError
@@ -207,40 +141,32 @@ def _prepare_run(dataset: str, out: Path, *, method: str, pool: str | None, pric
     from reso.evals.datasets import DatasetError, load_dataset
     from reso.evals.method_kind import MethodKind
     from reso.evals.methods import MethodError, parse_method
-    from reso.graphs.escalation import policy_for
-    from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import settings_pool, team_for
 
     try:
-        problems = load_dataset(dataset, limit=limit, **({"data_root": data_root} if data_root else {}))
+        problems = load_dataset(dataset, limit=options.limit,
+                                **({"data_root": Path(options.data_root)} if options.data_root else {}))
         # The pool file a replay pool or a price list needs is written into OUT once the run starts.
-        pool_file = plan_pool_file(pool, prices, out)
-        settings = ReSoSettings().replace(
-            pool=pool_file.path, seed=seed, mode=mode, db=dadb_target(db, out, mode),
-            **{key: value for key, value in overrides.items() if value is not None})
-        # checks the fine stage's settings before any run
-        policy_for(settings.asking, k=settings.k, k_max=settings.k_max, confidence=settings.confidence,
-                   peer_margin=settings.peer_margin, escalate_to=settings.escalate_to,
-                   answer_value_usd=settings.answer_value_usd)
+        pool_file = plan_pool_file(base.pool or None, Path(options.prices) if options.prices else None, out)
+        settings = base.replace(pool=pool_file.path, db=dadb_target(base.db, out, base.mode))
         loaded = pool_file.pool or settings_pool(settings)
         parsed = parse_method(method, loaded)
-        if parsed.kind is MethodKind.VOTE and not parsed.agents and _new_dadb(settings.db, mode):
+        if parsed.kind is MethodKind.VOTE and not parsed.agents and _new_dadb(settings.db, settings.mode):
             # Said before training would create the DADB, which then holds no record to choose the voters by.
             raise MethodError(f"{parsed.name} takes the {parsed.count} models with the best training record, and "
                               f"the DADB {settings.db} does not exist yet: train it first, or name the models: "
                               "vote:A,B,C")
-        cache_path = cache_file or default_cache_file(out)
-        if cache and cache_path.exists():  # checked now; a new one is made once the run starts
+        cache_path = Path(options.cache_file) if options.cache_file else default_cache_file(out)
+        if options.cache and cache_path.exists():  # checked now; a new one is made once the run starts
             enable_response_cache(cache_path)
         team = team_for(settings, loaded)
     except (DatasetError, PoolError, MethodError, ValueError) as error:
         raise _fail(str(error)) from None
     return _PreparedRun(problems=problems, pool_file=pool_file, settings=settings, method=parsed, team=team,
-                        cache=cache, cache_path=cache_path)
+                        cache=options.cache, cache_path=cache_path)
 
 
-def _run(run: _PreparedRun, config: EvalConfig, *, quiet: bool, backend: str, address: str | None,
-         workers: int) -> dict[str, Any]:
+def _run(run: _PreparedRun, config: EvalConfig, *, quiet: bool, backend: BackendOptions) -> dict[str, Any]:
     """Answer the questions on the chosen backend behind a progress bar; the run's summary."""
     import asyncio
 
@@ -256,7 +182,7 @@ def _run(run: _PreparedRun, config: EvalConfig, *, quiet: bool, backend: str, ad
         resumed = resumed_rows(config.out / "results.jsonl", {problem.id for problem in run.problems})
         with EvalProgress(total=len(run.problems), label=f"{run.method.name} on {config.dataset}", quiet=quiet,
                           resumed=resumed) as bar, \
-                open_backend(backend, address=address, workers=workers,
+                open_backend(backend.kind, address=backend.address or None, workers=backend.workers,
                              cache_file=run.cache_path if run.cache else None) as runner:
             return asyncio.run(run_eval(config, run.problems, run.team, progress=bar.advance, backend=runner,
                                         on_start=run.start))

@@ -16,6 +16,7 @@ from reso.evals.cli.frontier import frontier_command
 from reso.evals.cli.interrupt import ResoGroup
 from reso.evals.cli.plan import plan_command
 from reso.evals.cli.pool import app as pool_app
+from reso.evals.cli.settings_list import settings_command
 from reso.evals.cli.solve import solve
 from reso.evals.cli.synth import app as synth_app
 from reso.evals.cli.teams import teams_command
@@ -40,3 +41,4 @@ app.command("frontier")(frontier_command)
 app.command("teams")(teams_command)
 app.command("datasets")(datasets_command)
 app.command("docs")(docs_command)
+app.command("settings")(settings_command)

@@ -16,15 +16,10 @@ import typer
 
 from reso.evals.cli.errors import fail
 from reso.evals.cli.interrupt import resumable
-from reso.evals.cli.options import (
-    NO_BUDGET,
-    NO_PLANNER_MODEL,
-    PLANNER_MODEL_HELP,
-    POOL_PRICES,
-    PRICES_HELP,
-    SCORER_HELP,
-)
+from reso.evals.cli.options import POOL_PRICES, PRICES_HELP
 from reso.evals.cli.question import QuestionInputError, read_question
+from reso.evals.cli.settings_options import GivenSettings, Tree, settings_options
+from reso.graphs.settings import ReSoSettings
 
 NO_RECORDING_HINT = (
     "The replay pool has no recorded answer to this question (the default pool replays twelve models' answers "
@@ -134,12 +129,6 @@ def _resumable_thread(checkpoint: str, thread: str) -> None:
               arguments)
 
 
-def settings_from_options(**options: Any) -> Any:
-    from reso.graphs.settings import ReSoSettings
-
-    return ReSoSettings().replace(**{k: v for k, v in options.items() if v is not None})
-
-
 def failure_lines(result: Any) -> list[str]:
     """Why a run gave no answer, for standard error: one `error:` line with the distinct candidate errors
     (already scrubbed of keys by the agents layer), and the no-recording hint when replay agents had none."""
@@ -161,56 +150,43 @@ def failure_lines(result: Any) -> list[str]:
     return lines
 
 
-def _run_context(*, planner: str | None, planner_model: str | None, pool: str | None, prices: Path | None,
-                 **options: Any) -> Any:
-    """Check the options, resolve the pool and build the team for the settings they give (`ReSoSettings`
-    checks the named kinds, the planner's included): the run's context (a `reso.graphs.context.RunContext`).
+def _run_context(settings: ReSoSettings, prices: Path | None) -> Any:
+    """Resolve the pool and build the team for `settings`: the run's context (a `reso.graphs.context.RunContext`).
 
     The team is built here, before the live view starts, so a bad pool file, an unset key variable or an
     unknown scorer is one line and exit code 2, not a traceback.
     """
-    _check_planner_model(planner_model)
+    _check_planner_model(settings.plan.planner_model or None)
     from reso.agents.pool_source import pool_file_for
     from reso.graphs.context import RunContext
     from reso.graphs.team import team_for
 
-    settings = settings_from_options(pool=pool_file_for(pool, prices), planner=planner, planner_model=planner_model,
-                                     **options)
+    settings = settings.replace(pool=pool_file_for(settings.pool or None, prices))
     return RunContext(settings=settings, team=team_for(settings))
 
 
+SOLVE_FORMER_FLAGS = {"--planner": "plan.planner", "--planner-model": "plan.planner_model", "--k": "asking.k",
+                      "--max-usd": "limits.max_usd", "--max-tokens": "limits.max_tokens"}
+"""`reso solve`'s flags before its options were generated, and the settings that took their place."""
+
+
+@settings_options((Tree("", ReSoSettings),), SOLVE_FORMER_FLAGS)
 def solve(
     question: Annotated[Optional[str], typer.Argument(help="The question; '-' reads standard input.")] = None,
     file: Annotated[Optional[Path], typer.Option(
         "--file", "-f", help="Read the question from a file instead of QUESTION.", show_default="none")] = None,
-    pool: Annotated[Optional[str], typer.Option(
-        help="Pool YAML or replay:FILE[,FILE…].",
-        show_default="the twelve recorded models of agents/data/zeroeval_pool.yaml, offline")] = None,
     prices: Annotated[Optional[Path], typer.Option(help=PRICES_HELP, show_default=POOL_PRICES)] = None,
-    planner: Annotated[Optional[str], typer.Option(help="auto | structural | llm.", show_default="auto")] = None,
-    planner_model: Annotated[Optional[str], typer.Option(help=PLANNER_MODEL_HELP,
-                                                         show_default=NO_PLANNER_MODEL)] = None,
-    k: Annotated[Optional[int], typer.Option(help=(
-        "Candidates per subtask with the fixed asking rule (`reso eval --asking fixed`); reso solve asks the "
-        "priced way (another candidate while it pays, at most 4), which reads no k."), show_default="2")] = None,
-    scorer: Annotated[Optional[str], typer.Option(help=SCORER_HELP, show_default="consensus")] = None,
-    db: Annotated[Optional[str], typer.Option(envvar="RESO_DB_URL", show_envvar=False, help=(
-        "DADB (agent reputations): a SQLite file or a postgresql:// URL that a training run made, or a DADB "
-        "export (.json); default $RESO_DB_URL, else the trained DADB shipped for the default pool (another pool: "
-        "in memory, nothing learned)."))] = None,
     checkpoint: Annotated[Optional[str], typer.Option(envvar="RESO_CHECKPOINT_URL", show_envvar=False, help=(
         "Save the run under its thread, to resume it: a SQLite file or a postgresql:// URL; "
         "default $RESO_CHECKPOINT_URL."))] = None,
     thread: Annotated[Optional[str], typer.Option(help=(
         "With --checkpoint: the thread to save the run under, or to resume (QUESTION may then be left out); "
         "default: a new one, printed first."))] = None,
-    max_usd: Annotated[Optional[float], typer.Option(help="USD budget per question.",
-                                                     show_default=NO_BUDGET)] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(help="Token budget per question.",
-                                                      show_default=NO_BUDGET)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object last.")] = False,
+    *,
+    given: GivenSettings,
 ) -> None:
-    """Answer QUESTION with a self-organising team of agents."""
+    """Answer QUESTION with a self-organising team of agents (every setting: `reso settings`)."""
     from reso.evals.cli.progress import progress_console, run_with_progress, stage
     from reso.graphs.dadb_notice import untrained_dadb
 
@@ -227,8 +203,7 @@ def solve(
         # The first progress line, before any heavy import: building the team loads the agents layer, the
         # pool's recordings or clients, the selector's index and the scorer, which takes a second or two.
         with stage(console, TEAM_STAGE):
-            run = _run_context(planner=planner, planner_model=planner_model, pool=pool, prices=prices,
-                               k=k, scorer=scorer, db=db, max_usd=max_usd, max_tokens=max_tokens)
+            run = _run_context(given.build("", ReSoSettings()), prices)
             if checkpoint is not None and thread is not None:
                 saved = _saved_run(run, checkpoint, thread)
                 text = _question_to_run(text, saved, checkpoint, thread)

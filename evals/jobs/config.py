@@ -43,7 +43,7 @@ WORLDS: dict[str, tuple[Benchmark, ...]] = {
 
 # ReSo's settings in the main job, fixed before any test run: asking that pays for itself at the settings'
 # default value of a right answer (`DEFAULT_ANSWER_VALUE_USD`), at most four answers a subtask.
-RESO_TEST: dict[str, Any] = {"asking": AskingRule.PRICED, "k_max": 4}
+RESO_TEST: dict[str, Any] = {"asking.rule": AskingRule.PRICED, "asking.k_max": 4}
 # The values of a right answer (USD a question) the frontier sweeps, fixed before any run: nine half-decades
 # from a hundredth of a cent, where only the cheapest models pay, to a dollar, where every check of the
 # strongest model does. Each is a test run of its own beside the ReSo row.
@@ -54,24 +54,39 @@ CRMS = ("calibrated", "vote", "staged")
 # (what asking that pays adds), and the earlier confidence-threshold stage (ask one more candidate, the first
 # in the cost-aware order that could beat the best answer, while the calibrated score is below 0.8).
 RESO_VARIANTS: dict[str, dict[str, Any]] = {
-    "fixed k=2": {"asking": AskingRule.FIXED, "k": 2},
-    "confidence threshold 0.8": {"asking": AskingRule.CONFIDENCE, "k": 2, "k_max": 3, "confidence": 0.8,
-                                 "escalate_to": EscalateTo.RANKED},
+    "fixed k=2": {"asking.rule": AskingRule.FIXED, "asking.k": 2},
+    "confidence threshold 0.8": {"asking.rule": AskingRule.CONFIDENCE, "asking.k": 2, "asking.k_max": 3,
+                                 "asking.confidence": 0.8, "asking.escalate_to": EscalateTo.RANKED},
 }
 
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """What `reso demo` runs: the world, the composite size, the pool, and how training and testing go."""
+    """What `reso demo` runs: the world, the composite size, the pool, and how training and testing go.
+
+    The fields with a description are the `demo` section of the command's settings (`reso settings`); the others
+    are the job's own, fixed before any run."""
 
     out: Path
-    world: str = "many"
-    level: str = "easy"
-    pool: str = ""
-    concurrency: int = 16
-    seed: int = 0
-    train_limit: int | None = None
-    test_limit: int | None = None
+    world: str = field(default="many", metadata={"cli": True, "answers": False, "description": (
+        "many: a dozen recorded models on linked MATH level-5 and GSM8K composites; open: the same benchmarks with "
+        "the 27 recorded open-weight models (open_pool.yaml); two-model: GPT-4 and Mixtral on GSM8K-MAS.")})
+    level: str = field(default="easy", metadata={"cli": True, "answers": False, "description": (
+        "Composite size: easy (3 sub-questions), medium (5), hard (7).")})
+    pool: str = field(default="", metadata={"cli": True, "answers": False, "unset": "the world's replay pool",
+                                            "description": "Pool YAML or replay:FILE[,FILE…]."})
+    prices: str = field(default="", metadata={"answers": False, "unset": "the pool's own prices", "description": (
+        "A price list (YAML: model → USD per million input and output tokens) over the pool's own prices.")})
+    concurrency: int = field(default=16, metadata={"answers": False, "description": "Questions in flight at once."})
+    seed: int = field(default=0, metadata={"cli": True, "answers": False, "description": "Seed of every run."})
+    train_limit: int | None = field(default=None, metadata={"answers": False, "description": (
+        "Only the first N training items (none: every item).")})
+    test_limit: int | None = field(default=None, metadata={"answers": False, "description": (
+        "Only the first N test items (none: every item).")})
+    train_n: int = field(default=200, metadata={"answers": False, "description": (
+        "Training composites of your own question files (--train-questions).")})
+    test_n: int = field(default=100, metadata={"answers": False, "description": (
+        "Test composites of your own question files (--test-questions).")})
     training_scorer: str = "consensus"
     training_k: int = 3
     training_concurrency: int = 1
@@ -88,19 +103,34 @@ class DemoConfig:
     reso_variants: dict[str, dict[str, Any]] = field(default_factory=lambda: dict(RESO_VARIANTS))
     answer_values: tuple[float, ...] = field(default_factory=lambda: ANSWER_VALUES)
     """The frontier's sweep: one ReSo test run per value of a right answer (USD a question)."""
-    swap_split: bool = False
-    """Train on the test split's composites and test on the training split's: a second draw whose test
-    questions are all different from the first's."""
-    crm: str = CRMS[0]
-    """The CRM fitted on the training split and used by every ReSo test run: one of `CRMS`."""
+    swap_split: bool = field(default=False, metadata={"cli": True, "answers": False, "description": (
+        "Train on the test split's composites and test on the training split's: a second draw whose test "
+        "questions are all different from the first's.")})
+    crm: str = field(default=CRMS[0], metadata={"cli": True, "answers": False, "description": (
+        "The CRM fitted on the training split and used by every ReSo test run: calibrated (the small learned CRM "
+        "trained on the pool's recorded answers to the training questions, recalibrated on the training run; the "
+        "vote for a pool without recordings), vote (reliability-weighted vote) or staged (the small learned CRM "
+        "fitted on a staged pass shaped like the test's fine stage).")})
     backend: Backend | None = None
     """Where the questions are answered (`reso.evals.backends.base`); None: in this process."""
     recorded: RecordedBenchmark | None = None
     """The user's own question files instead of the world's benchmarks
     (`reso.evals.jobs.recorded_benchmark`)."""
-    min_recorded: float = MIN_RECORDED
-    """A benchmark's team leaves out the replay models that record less than this share of its training
-    composites' questions (`reso.evals.jobs.benchmark_pool`); 0 keeps every model."""
+    min_recorded: float = field(default=MIN_RECORDED, metadata={"answers": False, "description": (
+        "Each benchmark's team leaves out the replay models that record less than this share of its training "
+        "composites' questions (the pool it ran on is written to its folder); 0 keeps every model.")})
+
+    def __post_init__(self) -> None:
+        if self.world not in WORLDS:
+            raise ValueError(f"demo.world must be one of {', '.join(WORLDS)}, got {self.world!r}")
+        if self.level not in ("easy", "medium", "hard"):
+            raise ValueError(f"demo.level must be easy, medium or hard, got {self.level!r}")
+        if self.crm not in CRMS:
+            raise ValueError(f"demo.crm must be one of {', '.join(CRMS)}, got {self.crm!r}")
+        if not 0.0 <= self.min_recorded <= 1.0:
+            raise ValueError(f"demo.min_recorded must be in [0, 1], got {self.min_recorded}")
+        if self.concurrency < 1 or self.train_n < 1 or self.test_n < 1:
+            raise ValueError("demo.concurrency, demo.train_n and demo.test_n must be >= 1")
 
 
 def world_pool(config: DemoConfig, benchmark: Benchmark) -> str:

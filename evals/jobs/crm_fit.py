@@ -23,7 +23,8 @@ from reso.reward.records import LabelledRecord
 
 # How the staged pass asks the training questions: the shape of the fine stage the staged CRM is fitted to
 # (the first two candidates, then always one escalation: a confidence no score reaches).
-STAGED_ASKING: dict[str, Any] = {"asking": AskingRule.CONFIDENCE, "k": 2, "k_max": 3, "confidence": 1.0}
+STAGED_ASKING: dict[str, Any] = {"asking.rule": AskingRule.CONFIDENCE, "asking.k": 2, "asking.k_max": 3,
+                                 "asking.confidence": 1.0}
 
 
 def fit_vote(records_path: Path) -> str:
@@ -72,7 +73,8 @@ def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings,
     finally:
         trained.close()
         target.close()
-    settings = base.replace(mode=Mode.TRAIN, db=str(copy), scorer="rule", exploration=0.0, **STAGED_ASKING)
+    settings = base.replace({"reward.scorer": "rule", "selection.exploration_c": 0.0, **STAGED_ASKING}, mode=Mode.TRAIN,
+                            db=str(copy))
     # A team of its own, not the process's cached one: a cached team would still hold the copy it
     # learned on before, which was just replaced.
     team = build_team(settings)
@@ -90,7 +92,8 @@ def fit_staged(records_path: Path, out: Path) -> str:
     from reso.reward.records import load_records
     from reso.reward.training.staged_crm_fit import fit_staged_crm
 
-    crm = fit_staged_crm(load_records(records_path), k=int(STAGED_ASKING["k"]), k_max=int(STAGED_ASKING["k_max"]))
+    crm = fit_staged_crm(load_records(records_path), k=int(STAGED_ASKING["asking.k"]),
+                         k_max=int(STAGED_ASKING["asking.k_max"]))
     crm.save(out)
     return f"staged:{out}"
 

@@ -128,7 +128,7 @@ def train_benchmarks(work: Path, *, train_limit: int | None = None,
                 "min_recorded": config.min_recorded, "scorer": config.training_scorer, "asking": "fixed",
                 "k": config.training_k, "answer_value_usd": str(config.training_answer_value_usd),
                 "exploration": config.training_exploration, "concurrency": config.training_concurrency,
-                "embedder": ReSoSettings().embedder}
+                "embedder": ReSoSettings().selection.embedder}
     return dadbs, benchmarks, training
 
 

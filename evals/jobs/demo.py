@@ -100,9 +100,9 @@ def train(config: DemoConfig, base: ReSoSettings, dataset: str, problems: Sequen
     from reso.evals.jobs.runs import resumed
     from reso.evals.jobs.validation import snapshot_dadb, validation_part
 
-    settings = base.replace(mode=Mode.TRAIN, scorer=config.training_scorer, asking=AskingRule.FIXED,
-                            k=config.training_k, answer_value_usd=config.training_answer_value_usd,
-                            exploration=config.training_exploration)
+    settings = base.replace({"reward.scorer": config.training_scorer, "asking.rule": AskingRule.FIXED,
+                             "asking.k": config.training_k, "selection.exploration_c": config.training_exploration},
+                            mode=Mode.TRAIN, answer_value_usd=config.training_answer_value_usd)
     before = len(problems) - len(validation_part(problems))
     snapshot = validation_dadb(out)
     done = len(resumed(out / "train-reso", problems))
@@ -128,10 +128,10 @@ def fitted_reso(config: DemoConfig, judged: ReSoSettings, team: Team, train_set:
     own = benchmark_questions(team.pool, train)
     run_records = load_records(out / "train-reso" / "crm_records.jsonl")
     labelled = of_questions(answers, own) or run_records
-    judged = judged.replace(skills=fit_skills(labelled, out / "skills", judged.embedder))
+    judged = judged.replace({"asking.skills": fit_skills(labelled, out / "skills", judged.selection.embedder)})
     stage = choose_stage(config, judged, team, train_set, train, answers, run_records, out, progress, own)
-    stages = stage_changes(judged.scorer, labelled, out, judged.embedder)
-    return judged.replace(**stages[stage]), stage, stages
+    stages = stage_changes(judged.reward.scorer, labelled, out, judged.selection.embedder)
+    return judged.replace(stages[stage]), stage, stages
 
 
 def validation_dadb(out: Path) -> Path:
@@ -197,7 +197,7 @@ def run_benchmark(config: DemoConfig, prepared: Prepared, progress: DemoProgress
     progress.start_stage(title, TRAINING)
     train(config, base, train_set, train_problems, out, progress, title)
 
-    without_crm = base.replace(mode=Mode.TEST, scorer="consensus", **RESO_TEST)
+    without_crm = base.replace({"reward.scorer": "consensus", **RESO_TEST}, mode=Mode.TEST)
     team = team_for(without_crm)
     singles = [f"single:{agent}" for agent in llm_agents(team.pool)]
     others = ["oracle", *recorded_baselines(team, progress.note)]
@@ -214,11 +214,11 @@ def run_benchmark(config: DemoConfig, prepared: Prepared, progress: DemoProgress
     progress.start_stage(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, prepared.world)
     progress.note(f"CRM fitted on the training split: {scorer}")
-    test, stage, stages = fitted_reso(config, base.replace(mode=Mode.TEST, scorer=scorer, **RESO_TEST), team,
+    test, stage, stages = fitted_reso(config, base.replace({"reward.scorer": scorer, **RESO_TEST}, mode=Mode.TEST), team,
                                       train_set, train_problems, out, progress)
     if stage != Stage.CRM:  # the plan guessed the CRM stage: its rows change names
         progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
-    runs = [(label, method, folder, test.replace(**changes) if changes else test)
+    runs = [(label, method, folder, test.replace(changes) if changes else test)
             for label, method, folder, changes in crm_runs(config, stage, stages)]
     progress.start_stage(title, TESTING_RESO)
     done |= {run[0]: run_table_row(config, test_set, test_problems, out, run, progress, title)

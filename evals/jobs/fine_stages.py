@@ -69,8 +69,9 @@ def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path,
     save_peer_posterior(on_crm, crm, errors)
     save_peer_posterior(on_records, RECORDS_ONLY, errors)
     judge = fit_signals_judge(answers, load_embedder(embedder)).save(folder / "judge")
-    return {Stage.CRM: {"scorer": crm}, Stage.PEER: {"scorer": f"peer:{on_crm}"},
-            Stage.PEER_ON_RECORDS: {"scorer": f"peer:{on_records}"}, Stage.JUDGE: {"scorer": f"signals:{judge}"}}
+    return {Stage.CRM: {"reward.scorer": crm}, Stage.PEER: {"reward.scorer": f"peer:{on_crm}"},
+            Stage.PEER_ON_RECORDS: {"reward.scorer": f"peer:{on_records}"},
+            Stage.JUDGE: {"reward.scorer": f"signals:{judge}"}}
 
 
 def choose_by_record(team: Team) -> tuple[Stage, str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from reso.agents.dadb.base import Mode
 from reso.evals.datasets import Problem
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.jobs.config import DemoConfig
 from reso.evals.jobs.events import DemoProgress, PlannedRun, RunStart
 from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage
@@ -53,7 +53,7 @@ def run_method(config: DemoConfig, dataset: str, method: str, run_dir: Path, set
     team = team or team_for(settings)
     concurrency = config.training_concurrency if settings.mode == Mode.TRAIN else config.concurrency
     eval_config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=run_dir,
-                             settings=settings, concurrency=concurrency)
+                             settings=settings, run=RunOptions(concurrency=concurrency))
     if pause is not None:
         asyncio.run(run_eval(eval_config, problems[:pause[0]], team, progress=progress.item_done,
                              backend=config.backend))

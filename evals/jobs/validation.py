@@ -30,7 +30,7 @@ from pathlib import Path
 
 from reso.agents.adapters.release_text import split_recorded
 from reso.evals.datasets import Problem
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.jobs.crm_fit import fit_skills, of_questions
 from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage, stage_changes
 from reso.evals.methods import parse_method
@@ -122,8 +122,7 @@ def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem]
     shutil.rmtree(out, ignore_errors=True)  # a rerun refits the CRM: answers from an earlier fit would be stale
     team = build_team(settings)  # its own team: the process's cached one may hold another stage's scorer
     try:
-        config = EvalConfig(dataset=dataset, method=parse_method("reso", team.pool), out=out, settings=settings,
-                            concurrency=concurrency)
+        config = EvalConfig(dataset=dataset, method=parse_method("reso", team.pool), out=out, settings=settings, run=RunOptions(concurrency=concurrency))
         summary = asyncio.run(run_eval(config, problems, team))
     finally:
         if team.dadb is not None:
@@ -158,10 +157,10 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
     calibration = fit_calibration(f"small:{out / 'crm-general'}", without_questions(run_records, held))
     calibration.save(out / "crm-calibrated")
     own_kept = of_questions(kept, own)
-    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", own_kept, out, test.embedder)
-    if test.skills:  # the question skills too, without the validation composites' questions
-        test = test.replace(skills=fit_skills(own_kept, out / "skills", test.embedder))
-    scores = {stage: _run_stage(test.replace(**changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
+    changes = stage_changes(f"calibrated:{out / 'crm-calibrated'}", own_kept, out, test.selection.embedder)
+    if test.asking.skills:  # the question skills too, without the validation composites' questions
+        test = test.replace({"asking.skills": fit_skills(own_kept, out / "skills", test.selection.embedder)})
+    scores = {stage: _run_stage(test.replace(changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
                                 concurrency) for stage in Stage}
     best, rule = worth_most(scores, test.answer_value_usd, len(part))
     choice = StageChoice(best, len(part), {stage: score for stage, score in scores.items()}, rule)

@@ -37,7 +37,7 @@ from reso.evals.backends.ray_backend import RayBackend
 from reso.evals.backends.ray_cluster import LocalCluster, start_local_cluster, wait_for_nodes
 from reso.evals.bench.eval import CALCULATOR, bench_problems
 from reso.evals.bench.scale import LatencyTeam, bench_settings
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import parse_method
 from reso.evals.results import ResultsBusyError
 from reso.evals.runner import run_eval
@@ -126,8 +126,7 @@ def test_a_driver_without_the_clusters_token_is_refused_with_the_cause_named(clu
 
 
 def _config(out: Path, settings: Any, team: Any, concurrency: int, **budget: Any) -> EvalConfig:
-    return EvalConfig(dataset="ray-test", method=parse_method("reso", team.pool), out=out, settings=settings,
-                      concurrency=concurrency, command=["pytest"], **budget)
+    return EvalConfig(dataset="ray-test", method=parse_method("reso", team.pool), out=out, settings=settings, command=["pytest"], **budget, run=RunOptions(concurrency=concurrency))
 
 
 def _rows(out: Path) -> list[dict[str, Any]]:

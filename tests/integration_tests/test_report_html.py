@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from reso.evals.datasets import Problem
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import parse_method
 from reso.evals.reports.report import write_run_report
 from reso.evals.runner import run_eval
@@ -64,7 +64,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     team = scripted_team({"strong": strong}, choose)
     out = tmp_path_factory.mktemp("html") / "run"
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=out,
-                        settings=ReSoSettings(mode="test"), concurrency=2, command=["reso", "eval"])
+                        settings=ReSoSettings(mode="test"), command=["reso", "eval"], run=RunOptions(concurrency=2))
     asyncio.run(run_eval(config, problems, team))
     write_run_report(out)
     return out

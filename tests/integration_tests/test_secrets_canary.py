@@ -149,8 +149,7 @@ async def test_python_api_with_a_checkpoint_writes_the_key_nowhere(tmp_path: Pat
     checkpoint = tmp_path / "checkpoints.sqlite"
     with OpenAIStub(ECHOES, default=_reply) as stub:
         pool, _ = _write_inputs(tmp_path, stub)
-        reso = ReSo(pool=str(pool), db=str(tmp_path / "dadb.sqlite"), mode="train", k=2,
-                    checkpoint_path=checkpoint)
+        reso = ReSo({"asking.k": 2}, pool=str(pool), db=str(tmp_path / "dadb.sqlite"), mode="train", checkpoint_path=checkpoint)
         result = await reso.asolve(QUESTIONS[0]["question"], plan=QUESTIONS[0]["plan"], thread_id="canary")
         chat_requests = stub.chat_requests
     assert len(chat_requests) >= 3 and chat_requests[0].headers["authorization"] == f"Bearer {CANARY}"

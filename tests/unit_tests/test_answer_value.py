@@ -60,7 +60,7 @@ def test_the_value_must_be_a_positive_amount_and_reaches_the_selector() -> None:
             ReSoSettings(answer_value_usd=bad)
         with pytest.raises(ValueError, match="answer_value_usd must be a USD amount > 0"):
             SelectorConfig(answer_value_usd=bad)
-    team = build_team(ReSoSettings(embedder="hash:64", answer_value_usd=0.003))
+    team = build_team(ReSoSettings().replace({"selection.embedder": "hash:64"}, answer_value_usd=0.003))
     assert team.selector.config.answer_value_usd == 0.003  # type: ignore[attr-defined]
     assert ReSoSettings(answer_value_usd=math.inf).answer_value_usd == math.inf
 

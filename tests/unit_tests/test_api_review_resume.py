@@ -19,7 +19,7 @@ def _team():
 
 def test_review_pauses_after_planning_and_resumes_with_the_proposed_plan():
     team, solver = _team()
-    reso = ReSo(team=team, review_plan=True)
+    reso = ReSo({"plan.review": True}, team=team)
     paused = reso.solve("diamond", plan=DIAMOND)
     assert paused.status == "awaiting_review" and paused.answer is None
     assert [step["id"] for step in paused.plan] == ["a", "b", "c", "final"]
@@ -30,7 +30,7 @@ def test_review_pauses_after_planning_and_resumes_with_the_proposed_plan():
 
 def test_review_resumes_with_an_edited_plan():
     team, _ = _team()
-    reso = ReSo(team=team, review_plan=True)
+    reso = ReSo({"plan.review": True}, team=team)
     paused = reso.solve("diamond", plan=DIAMOND)
     edited = [
         {"id": "a", "instruction": "Step A: how many apples?", "depends_on": []},
@@ -46,7 +46,7 @@ def test_review_resumes_with_an_edited_plan():
 
 def test_resuming_a_thread_with_nothing_paused_is_refused():
     team, _ = _team()
-    reso = ReSo(team=team, review_plan=True)
+    reso = ReSo({"plan.review": True}, team=team)
     with pytest.raises(ValueError, match="no paused run"):
         reso.resume("never-started")
 

@@ -174,13 +174,13 @@ def test_a_frozen_dadb_is_exploited_deterministically(tiny_db) -> None:
 def test_test_mode_teams_exploit_and_training_teams_sample() -> None:
     from reso.graphs.team import build_team
 
-    frozen = build_team(ReSoSettings(mode="test", embedder="hash:64")).selector.config
-    learning = build_team(ReSoSettings(mode="train", embedder="hash:64")).selector.config
+    frozen = build_team(ReSoSettings().replace({"selection.embedder": "hash:64"}, mode="test")).selector.config
+    learning = build_team(ReSoSettings().replace({"selection.embedder": "hash:64"}, mode="train")).selector.config
     assert frozen.variant == learning.variant == "thompson"
     assert frozen.exploration_c == 0.0 and learning.exploration_c == 0.3
     # A training run may ask for plain Thompson sampling; a frozen DADB still exploits.
-    plain = build_team(ReSoSettings(mode="train", embedder="hash:64", exploration=1.0)).selector.config
-    still_frozen = build_team(ReSoSettings(mode="test", embedder="hash:64", exploration=1.0)).selector.config
+    plain = build_team(ReSoSettings().replace({"selection.embedder": "hash:64", "selection.exploration_c": 1.0}, mode="train")).selector.config
+    still_frozen = build_team(ReSoSettings().replace({"selection.embedder": "hash:64", "selection.exploration_c": 1.0}, mode="test")).selector.config
     assert plain.exploration_c == 1.0 and still_frozen.exploration_c == 0.0
 
 

@@ -62,7 +62,7 @@ def _assert_step_a_kept_the_failure(steps: dict[str, StepRecord]) -> None:
 
 def test_a_plan_review_pauses_and_resumes_through_the_checkpoint_file_without_a_serde_event(
         tmp_path, serde_events: list[SerdeEvent]) -> None:
-    reso = ReSo(team=_team(), review_plan=True, checkpoint_path=tmp_path / "runs.sqlite")
+    reso = ReSo({"plan.review": True}, team=_team(), checkpoint_path=tmp_path / "runs.sqlite")
     paused = reso.solve("diamond", plan=DIAMOND, thread_id="review")
     assert paused.status == "awaiting_review" and paused.steps == []
     done = reso.resume("review")
@@ -80,7 +80,7 @@ async def test_a_plan_review_resumes_under_langgraphs_default_serializer_without
     # default: it revives any class it finds, with a warning that a later version will refuse to.
     saver = InMemorySaver(serde=JsonPlusSerializer())
     graph = build_graph(checkpointer=saver)
-    context = RunContext(team=_team(), settings=ReSoSettings(review_plan=True))
+    context = RunContext(team=_team(), settings=ReSoSettings().replace({"plan.review": True}))
     config: dict[str, Any] = {"configurable": {"thread_id": "studio"}}
     await graph.ainvoke({"question": "diamond", "plan": DIAMOND}, config, context=context)
     assert (await graph.aget_state(config)).next == ("review_plan",)

@@ -14,7 +14,7 @@ import pytest
 from reso.agents.pool import pool_from_dict
 from reso.agents.selection.selector import Candidate
 from reso.evals.datasets import Problem
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import ORACLE_LABEL, MethodError, parse_method
 from reso.evals.runner import run_eval
 from reso.graphs.escalation import Adaptive, Asked, Cascade, FixedK, policy_for
@@ -155,8 +155,7 @@ def _run(tmp_path: Path, method: str, settings: ReSoSettings, scorer: Scorer | N
     team = scripted_team(models, choose or (lambda subtask: ["cheap", "cheap2", "strong"]), scorer)
     if selector is not None:
         team = dataclasses.replace(team, selector=selector(team.pool))
-    config = EvalConfig(dataset="unit", method=parse_method(method, team.pool), out=tmp_path, settings=settings,
-                        concurrency=1, command=["reso", "eval"])
+    config = EvalConfig(dataset="unit", method=parse_method(method, team.pool), out=tmp_path, settings=settings, command=["reso", "eval"], run=RunOptions(concurrency=1))
     summary = asyncio.run(run_eval(config, [_problem()], team))
     row = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
     return summary, models, row
@@ -169,7 +168,7 @@ def _asked(row: dict, step_id: str) -> list[str]:
 
 def test_adaptive_fine_stage_settles_easy_subtasks_cheaply_and_escalates_hard_ones(tmp_path):
     scorer = _TableScorer({"\\boxed{6}": 0.95, "\\boxed{7}": 0.9, "\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
-    settings = ReSoSettings(asking="confidence", k=2, k_max=3, confidence=0.8)
+    settings = ReSoSettings().replace({"asking.rule": "confidence", "asking.k": 2, "asking.k_max": 3, "asking.confidence": 0.8})
     summary, models, row = _run(tmp_path, "reso", settings, scorer)
     assert _asked(row, "0") == ["cheap", "cheap2"]
     assert _asked(row, "1") == ["cheap", "cheap2", "strong"]
@@ -195,7 +194,7 @@ class _RecordSelector:
 def test_a_strong_first_agent_answers_without_a_far_weaker_peer_and_escalates_once(tmp_path):
     scorer = _TableScorer({"\\boxed{6}": 0.95, "\\boxed{7}": 0.3, "\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
     records = {"strong": 0.9, "cheap": 0.4, "cheap2": 0.2}
-    _, models, row = _run(tmp_path, "reso", ReSoSettings(asking="confidence", k=2, k_max=3, confidence=0.8), scorer,
+    _, models, row = _run(tmp_path, "reso", ReSoSettings().replace({"asking.rule": "confidence", "asking.k": 2, "asking.k_max": 3, "asking.confidence": 0.8}), scorer,
                           selector=lambda pool: _RecordSelector(pool, ["strong", "cheap", "cheap2"], records))
     # "cheap" is far below "strong": the first stage is "strong" alone, an easy part ends there.
     assert _asked(row, "0") == ["strong"]
@@ -206,7 +205,7 @@ def test_a_strong_first_agent_answers_without_a_far_weaker_peer_and_escalates_on
 
 def test_the_fixed_rule_asks_exactly_k(tmp_path):
     scorer = _TableScorer({"\\boxed{5}": 0.3, "\\boxed{8}": 0.3})
-    _, models, row = _run(tmp_path, "reso", ReSoSettings(asking="fixed", k=2), scorer)
+    _, models, row = _run(tmp_path, "reso", ReSoSettings().replace({"asking.rule": "fixed", "asking.k": 2}), scorer)
     assert _asked(row, "1") == ["cheap", "cheap2"] and models["strong"].calls == []
 
 
@@ -248,19 +247,19 @@ def test_one_model_baselines_keep_by_agreement_and_random_keeps_the_teams_crm():
 
 def test_integration_step_goes_to_the_tool_for_every_method_unless_told_otherwise(tmp_path):
     # The selector offers only LLM agents, which have no answer for the integration step.
-    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(asking="fixed", k=1))
+    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings().replace({"asking.rule": "fixed", "asking.k": 1}))
     assert _asked(row, "final") == ["calc"]
     _, _, row = _run(tmp_path / "b", "single:strong", ReSoSettings())
     assert _asked(row, "final") == ["calc"]
-    summary, _, row = _run(tmp_path / "c", "reso", ReSoSettings(asking="fixed", k=1, integration="select"))
+    summary, _, row = _run(tmp_path / "c", "reso", ReSoSettings().replace({"asking.rule": "fixed", "asking.k": 1, "plan.integration": "select"}))
     assert _asked(row, "final") == ["cheap"] and summary["correct"] == 0
 
 
 def test_sub_questions_leave_the_tool_out_when_it_does_the_integration(tmp_path):
-    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings(asking="fixed", k=2),
+    _, _, row = _run(tmp_path / "a", "reso", ReSoSettings().replace({"asking.rule": "fixed", "asking.k": 2}),
                      choose=lambda subtask: ["calc", "cheap", "strong"])
     assert _asked(row, "0") == ["cheap", "strong"] and _asked(row, "final") == ["calc"]
-    _, _, row = _run(tmp_path / "b", "reso", ReSoSettings(asking="fixed", k=2, integration="select"),
+    _, _, row = _run(tmp_path / "b", "reso", ReSoSettings().replace({"asking.rule": "fixed", "asking.k": 2, "plan.integration": "select"}),
                      choose=lambda subtask: ["calc", "cheap", "strong"])
     assert _asked(row, "0") == ["calc", "cheap"]
 

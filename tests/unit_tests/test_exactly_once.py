@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reso.agents.dadb.base import AgentDatabase
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.ledger import item_key, run_id
 from reso.evals.methods import parse_method
 from reso.evals.runner import run_eval
@@ -51,8 +51,8 @@ def _learning_team(problems, dadb: AgentDatabase):
 
 def _run(out: Path, problems, team, concurrency: int = 3, **kwargs):
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=out,
-                        settings=ReSoSettings(mode="train", asking="fixed"), concurrency=concurrency, command=["reso", "eval"],
-                        **kwargs)
+                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"), command=["reso", "eval"],
+                        **kwargs, run=RunOptions(concurrency=concurrency))
     return asyncio.run(run_eval(config, problems, team))
 
 
@@ -81,7 +81,7 @@ def test_a_keyed_batch_is_applied_once(dadb_store):
 def test_a_run_that_learns_once_records_rewards_and_its_owner_applies_them_once(dadb_store):
     problem = _problem(0)
     team, _ = _learning_team([problem], dadb_store.open("d"))
-    train = ReSoSettings(mode="train", asking="fixed")
+    train = ReSoSettings().replace({"asking.rule": "fixed"}, mode="train")
     learner = Learner.for_run(train, team.selector)
     assert learner.route == "once" and Learner.for_run(ReSoSettings(mode="test"), team.selector).route == "off"
     reso = ReSo.in_run(RunContext(settings=train, team=team, learner=learner))
@@ -174,7 +174,7 @@ def test_baselines_that_learn_nothing_carry_no_updates(tmp_path, dadb_store):
     problems = [_problem(i) for i in range(2)]
     team, _ = _learning_team(problems, dadb_store.open("d"))
     config = EvalConfig(dataset="unit", method=parse_method("single:weak", team.pool), out=tmp_path / "out",
-                        settings=ReSoSettings(mode="train", asking="fixed"), concurrency=2, command=["reso", "eval"])
+                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"), command=["reso", "eval"], run=RunOptions(concurrency=2))
     asyncio.run(run_eval(config, problems, team))
     assert all("dadb_updates" not in row for row in _rows(tmp_path / "out"))
     assert team.dadb.total_visits() == 0
@@ -211,11 +211,11 @@ def test_a_lost_line_whose_updates_were_applied_reruns_without_learning_twice(tm
 def test_the_python_api_learns_immediately_and_a_checkpointed_thread_once(tmp_path, dadb_store):
     problem = _problem(0)
     team, _ = _learning_team([problem], dadb_store.open("d"))
-    plain = ReSo(ReSoSettings(mode="train", asking="fixed"), team=team)
+    plain = ReSo(ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"), team=team)
     plain.solve(problem.question, plan=problem.plan)
     assert len(team.selector.updates) == 5 and team.dadb.total_visits() == 5, "no checkpoint: immediate"
 
-    saved = ReSo(ReSoSettings(mode="train", asking="fixed"), team=team, checkpoint_path=tmp_path / "ck.sqlite")
+    saved = ReSo(ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"), team=team, checkpoint_path=tmp_path / "ck.sqlite")
     result = saved.solve(problem.question, plan=problem.plan, thread_id="t")
     assert len(team.selector.updates) == 5, "a checkpointed run does not write as it goes"
     assert team.dadb.total_visits() == 5 + sum(len(step.candidates) for step in result.steps) == 10

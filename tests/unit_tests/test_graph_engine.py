@@ -65,7 +65,7 @@ def test_child_sees_its_parents_answer_in_its_prompt():
 
 def test_independent_branches_overlap_and_eager_successor_starts_before_slow_sibling_ends():
     team, _ = _team(delays={"Step A": 0.05, "Step B": 0.6, "Step C": 0.05})
-    result = ReSo(team=team, schedule="eager").solve("diamond", plan=DIAMOND)
+    result = ReSo({"plan.schedule": "eager"}, team=team).solve("diamond", plan=DIAMOND)
     steps = {step.id: step for step in result.steps}
     assert steps["a"].started_s < steps["b"].finished_s and steps["b"].started_s < steps["a"].finished_s
     # c depends only on a: in eager mode it starts while b (slow, unrelated) is still running.
@@ -74,7 +74,7 @@ def test_independent_branches_overlap_and_eager_successor_starts_before_slow_sib
 
 def test_waves_mode_waits_for_the_superstep():
     team, _ = _team(delays={"Step A": 0.05, "Step B": 0.6, "Step C": 0.05})
-    result = ReSo(team=team, schedule="waves").solve("diamond", plan=DIAMOND)
+    result = ReSo({"plan.schedule": "waves"}, team=team).solve("diamond", plan=DIAMOND)
     steps = {step.id: step for step in result.steps}
     assert steps["c"].started_s >= steps["b"].finished_s
 
@@ -93,7 +93,7 @@ def test_a_failing_branch_does_not_sink_the_others():
 
 def test_token_budget_stops_further_calls():
     team, solver = _team()
-    result = ReSo(team=team, max_tokens=20).solve("diamond", plan=DIAMOND)
+    result = ReSo({"limits.max_tokens": 20}, team=team).solve("diamond", plan=DIAMOND)
     assert result.status == "budget_exceeded"
     refused = [c for step in result.steps for c in step.candidates if c.error and "BudgetExceeded" in c.error]
     assert refused, "later calls must be refused before they are made"
@@ -180,7 +180,7 @@ def test_context_policy_decides_which_earlier_answers_a_subtask_sees(schedule, p
     import unittest.mock
 
     with unittest.mock.patch.object(type(calc), "_generate", calc_spy):
-        result = ReSo(team=team, context_policy=policy, schedule=schedule).solve("diamond", plan=DIAMOND)
+        result = ReSo({"plan.context": policy, "plan.schedule": schedule}, team=team).solve("diamond", plan=DIAMOND)
     assert result.answer == "30"
 
     def seen(prompt: str) -> set[str]:

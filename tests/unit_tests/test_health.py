@@ -160,7 +160,7 @@ def test_the_engine_stops_selecting_an_agent_whose_endpoint_always_fails() -> No
     team.selector = selector
     team.health = Health(threshold=3, cooldown_s=60.0, clock=clock)
     team.retry = RetryPolicy(attempts=2, sleep=sleep)
-    run_context = RunContext(settings=ReSoSettings(mode="test", asking="fixed", k=1), team=team)
+    run_context = RunContext(settings=ReSoSettings().replace({"asking.rule": "fixed", "asking.k": 1}, mode="test"), team=team)
 
     def run(n: int) -> list:
         return [asyncio.run(Subtask(id=f"s{i}", instruction="Compute 2 + 3.", role=StepRole.SUB_QUESTION).run(_Question(run_context)))

@@ -40,9 +40,8 @@ def test_the_dag_names_each_steps_role_whatever_the_ids() -> None:
 def test_an_llm_plans_last_step_goes_to_the_exact_tool_whatever_its_id() -> None:
     # The selector offers only the solver, which has no answer for the integration step.
     solver = ScriptedAnswerer(answers={"Step A": "\\boxed{3}", "Step B": "\\boxed{5}"}, calls=[])
-    team = dataclasses.replace(scripted_team({"solver": solver}, lambda subtask: ["solver"]),
-                               planner_model=_planner_model(LLM_PLAN))
-    result = ReSo(team=team, planner="llm", k=1).solve("How many fruits, apples times bananas?")
+    team = dataclasses.replace(scripted_team({"solver": solver}, lambda subtask: ["solver"]), planner_model=_planner_model(LLM_PLAN))
+    result = ReSo({"plan.planner": "llm", "asking.k": 1}, team=team).solve("How many fruits, apples times bananas?")
     assert [step.id for step in result.steps] == ["1", "2", "3"]
     last = result.steps[-1]
     assert [candidate.agent_id for candidate in last.candidates] == ["calc"]

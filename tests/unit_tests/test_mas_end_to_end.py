@@ -33,7 +33,7 @@ def test_released_items_are_solved_exactly_with_an_oracle_pool(shared_data, name
     for item in items:
         oracle = ScriptedAnswerer(answers=_oracle_answers(item), calls=[])
         team = scripted_team({"oracle": oracle}, _choose)
-        result = ReSo(team=team, planner="structural").solve(item["problem_text"])
+        result = ReSo({"plan.planner": "structural"}, team=team).solve(item["problem_text"])
         assert result.status == "done", (name, result.notes, [s.notes for s in result.steps])
         assert len(result.steps) == len(item["node_info"]) + 1
         assert result.steps[-1].agent == "calc"

@@ -35,11 +35,11 @@ def test_the_index_matches_hand_values() -> None:
 
 def test_defaults_and_the_settings_that_select_it() -> None:
     assert SelectorConfig(variant="moss").exploration_c == 0.2 and SelectorConfig(variant="moss").per_domain
-    assert ReSoSettings(score_variant="moss").score_variant == "moss"
+    assert ReSoSettings().replace({"selection.variant": "moss"}).score_variant == "moss"
     from reso.graphs.team import build_team
 
-    learning = build_team(ReSoSettings(mode="train", embedder="hash:64", score_variant="moss")).selector.config
-    frozen = build_team(ReSoSettings(mode="test", embedder="hash:64", score_variant="moss")).selector.config
+    learning = build_team(ReSoSettings().replace({"selection.embedder": "hash:64", "selection.variant": "moss"}, mode="train")).selector.config
+    frozen = build_team(ReSoSettings().replace({"selection.embedder": "hash:64", "selection.variant": "moss"}, mode="test")).selector.config
     assert learning.variant == frozen.variant == "moss"
     assert learning.exploration_c == 0.2 and frozen.exploration_c == 0.0
 

@@ -39,7 +39,7 @@ from reso.agents.defaults import zeroeval_pool_path
 from reso.agents.pool import load_pool
 from reso.agents.selection.selector import Candidate
 from reso.evals.datasets import Problem, load_dataset
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.jobs.baselines import cascade_from_record
 from reso.evals.jobs.config import RESO_TEST, DemoConfig
 from reso.evals.jobs.crm_fit import fit_general_crm, recorded_answers
@@ -168,10 +168,7 @@ def spies() -> Iterator[Spies]:
 
     def spied_adapt(method: Method, team: Team, *, seed: int = 0) -> Team:
         adapted = adapt(method, team, seed=seed)
-        return dataclasses.replace(
-            adapted, selector=SpySelector(adapted.selector, state.seen),
-            scorer=SpyScorer(adapted.scorer, state.seen),
-            asking=SpyPolicy(adapted.asking, state.seen) if adapted.asking is not None else None)
+        return dataclasses.replace(adapted, selector=SpySelector(adapted.selector, state.seen), scorer=SpyScorer(adapted.scorer, state.seen), asking=SpyPolicy(adapted.asking, state.seen) if adapted.asking is not None else None)
 
     def spied_policy_for(*args: Any, **kwargs: Any) -> SpyPolicy:
         return SpyPolicy(policy_for(*args, **kwargs), state.seen)
@@ -210,23 +207,22 @@ def _small_crm(pool: Any, folder: Path) -> str:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     out = tmp_path_factory.mktemp("leakage")
-    base = ReSoSettings(pool=str(zeroeval_pool_path()), embedder="hash:64", db=str(out / "dadb.sqlite"))
-    train = base.replace(mode="train", scorer="consensus", asking="fixed", k=3, answer_value_usd=math.inf,
-                         exploration=1.0)
+    base = ReSoSettings().replace({"selection.embedder": "hash:64"}, pool=str(zeroeval_pool_path()), db=str(out / "dadb.sqlite"))
+    train = base.replace({"reward.scorer": "consensus", "asking.rule": "fixed", "asking.k": 3, "selection.exploration_c": 1.0}, mode="train", answer_value_usd=math.inf)
     team = build_team(train)
     try:
         config = EvalConfig(dataset=TRAIN_SET, method=parse_method("reso", team.pool), out=out / "train-reso",
-                            settings=train, concurrency=1, command=["test"])
+                            settings=train, command=["test"], run=RunOptions(concurrency=1))
         asyncio.run(run_eval(config, load_dataset(TRAIN_SET, limit=TRAIN_ITEMS), team))
         general = _small_crm(team.pool, out / "crm-general")
     finally:
         team.dadb.close()
     records = load_records(out / "train-reso" / "crm_records.jsonl")
     fit_calibration(general, records).save(out / "crm-calibrated")
-    with_crm = base.replace(mode="test", scorer=f"calibrated:{out / 'crm-calibrated'}", **RESO_TEST)
+    with_crm = base.replace({"reward.scorer": f"calibrated:{out / 'crm-calibrated'}"}, mode="test", **RESO_TEST)
     # The peer stages' posteriors share one error table, counted on the training run's labelled records.
     stages = stage_changes(with_crm.scorer, records, out, base.embedder)
-    without_crm = base.replace(mode="test", scorer="consensus", **RESO_TEST)
+    without_crm = base.replace({"reward.scorer": "consensus"}, mode="test", **RESO_TEST)
     baseline_team = build_team(without_crm)
     try:
         cascade = cascade_from_record(baseline_team)
@@ -239,8 +235,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     methods = (("reso", with_crm), *(("reso", with_crm.replace(**stages[stage]))
                                      for stage in (Stage.PEER, Stage.PEER_ON_RECORDS, Stage.JUDGE)),
                ("reso", with_crm.replace(**stages[Stage.PEER], answer_value_usd=1.0)),
-               ("reso", with_crm.replace(asking="confidence", k_max=3, confidence=0.8)),
-               ("reso", with_crm.replace(asking="fixed")),
+               ("reso", with_crm.replace({"asking.rule": "confidence", "asking.k_max": 3, "asking.confidence": 0.8})),
+               ("reso", with_crm.replace({"asking.rule": "fixed"})),
                ("random", with_crm), ("single:gpt-4o-mini-2024-07-18", without_crm),
                ("vote:3", without_crm), (cascade, without_crm), ("oracle", without_crm))
     return World(methods, out)
@@ -275,7 +271,7 @@ def run_test(world: World, spies: Spies, method: str, settings: ReSoSettings, pr
     team = build_team(settings)
     try:
         config = EvalConfig(dataset=TEST_SET, method=parse_method(method, team.pool), out=folder,
-                            settings=settings, concurrency=1, command=["test"])
+                            settings=settings, command=["test"], run=RunOptions(concurrency=1))
         asyncio.run(run_eval(config, problems, team))
     finally:
         team.dadb.close()
@@ -423,7 +419,7 @@ def test_a_test_run_other_than_the_oracle_may_not_hand_the_crm_the_references(
     from reso.evals.methods import MethodError
 
     _, reso = world.methods[0]
-    settings = reso.replace(scorer_sees_reference=True)
+    settings = reso.replace({"reward.sees_reference": True})
     team = build_team(settings)
     try:
         config = EvalConfig(dataset="math-l5-mas-easy-test", method=parse_method("reso", team.pool),

@@ -171,7 +171,7 @@ def test_priced_diverse_escalation_weighs_a_peers_record_net_of_its_price():
     assert policy.more(cheap_weak, [Asked(0, "4", 0.6)]) == [2]
     assert blind.more(cheap_weak, [Asked(0, "4", 0.6)]) == [1]
     # The setting reaches the policy the engine builds.
-    chosen = ReSoSettings(escalate_to="diverse-priced").escalate_to
+    chosen = ReSoSettings().replace({"asking.escalate_to": "diverse-priced"}).escalate_to
     assert policy_for("confidence", k=1, k_max=3, confidence=0.9, escalate_to=chosen, errors=errors).more(
         cheap_weak, [Asked(0, "4", 0.6)]) == [2]
 

@@ -16,7 +16,7 @@ import pytest
 from reso.agents.pool import Pool
 from reso.agents.pool_source import load_pool_for
 from reso.evals.datasets import Problem
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import parse_method
 from reso.evals.provenance import (
     ANSWER_SETTINGS,
@@ -58,8 +58,8 @@ def _team() -> tuple[Team, ScriptedAnswerer]:
 def _run(out: Path, problems: list[Problem], team: Team, method: str = "reso", dataset: str = "unit",
          budget_usd: float | None = None, **settings: Any) -> dict[str, Any]:
     config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=out,
-                        settings=ReSoSettings(**settings), concurrency=2, budget_usd=budget_usd,
-                        command=["reso", "eval"])
+                        settings=ReSoSettings(**settings),
+                        command=["reso", "eval"], run=RunOptions(concurrency=2, budget_usd=budget_usd))
     return asyncio.run(run_eval(config, problems, team))
 
 
@@ -127,7 +127,7 @@ def test_settings_that_do_not_change_answers_still_resume(tmp_path: Path) -> Non
     team, _ = _team()
     _run(tmp_path, PROBLEMS[:2], team)
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path,
-                        settings=ReSoSettings(schedule="waves"), concurrency=1, budget_usd=5.0)
+                        settings=ReSoSettings().replace({"plan.schedule": "waves"}), run=RunOptions(concurrency=1, budget_usd=5.0))
     assert asyncio.run(run_eval(config, PROBLEMS[:2], team))["n"] == 2
 
 
@@ -261,7 +261,7 @@ def test_a_refused_rerun_leaves_a_torn_last_line_in_place(tmp_path: Path) -> Non
     with results.open("a") as handle:
         handle.write('{"id": "p2", "answ')
     before = results.read_text()
-    provenance = Provenance.of_run(method="reso", dataset="unit", settings=ReSoSettings(k=3), pool=team.pool,
+    provenance = Provenance.of_run(method="reso", dataset="unit", settings=ReSoSettings().replace({"asking.k": 3}), pool=team.pool,
                                    problems=PROBLEMS, out=tmp_path)
     with pytest.raises(ProvenanceError, match="k 2 → 3"):
         ResultsFile(results, provenance=provenance)

@@ -19,7 +19,7 @@ from reso.agents.profiles import Agent, ModelSpec
 from reso.agents.selection.selector import Candidate
 from reso.evals.datasets import load_dataset
 from reso.evals.datasets.release_format import linked_constant, recorded_suffix
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import parse_method
 from reso.evals.runner import run_eval
 from reso.evals.synth.questions import build_linked_mas
@@ -164,7 +164,7 @@ def test_a_run_counts_the_original_call_in_each_row_and_the_summary_and_the_comp
     problems = load_dataset(str(dataset))
     team = build_team(ReSoSettings(pool=str(pool)))
     config = EvalConfig(dataset="linked", method=parse_method("single:careless", team.pool), out=tmp_path / "out",
-                        settings=ReSoSettings(pool=str(pool)), concurrency=1, command=["reso", "eval"])
+                        settings=ReSoSettings(pool=str(pool)), command=["reso", "eval"], run=RunOptions(concurrency=1))
     summary = asyncio.run(run_eval(config, problems, team))
     (row,) = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     root, child, final = row["steps"]
@@ -205,12 +205,11 @@ def test_a_missing_recording_in_training_is_no_answer_not_a_wrong_one(tmp_path: 
          "responses": {"careful": '{"answer": "2"}', "gappy": '{"answer": "2"}'}},
         {"id": "r-1", "question": CHILD, "answer": "25", "responses": {"careful": '{"answer": "25"}'}},
     ], ("careful", "gappy"), tool=False)
-    settings = ReSoSettings(pool=str(pool), mode="train", asking="fixed", k=2, db=str(tmp_path / "dadb.sqlite"),
-                            embedder="hash:64", integration="select")
+    settings = ReSoSettings().replace({"asking.rule": "fixed", "asking.k": 2, "selection.embedder": "hash:64", "plan.integration": "select"}, pool=str(pool), mode="train", db=str(tmp_path / "dadb.sqlite"))
     team = build_team(settings)
     try:
         config = EvalConfig(dataset="gaps", method=parse_method("reso", team.pool), out=tmp_path / "out",
-                            settings=settings, concurrency=1, command=["reso", "eval"])
+                            settings=settings, command=["reso", "eval"], run=RunOptions(concurrency=1))
         asyncio.run(run_eval(config, load_dataset(str(dataset)), team))
         (row,) = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
         by_step = {step["id"]: {c["agent_id"].split("/")[0]: c for c in step["candidates"]} for step in row["steps"]}

@@ -70,7 +70,7 @@ def test_a_test_run_on_a_misspelled_dadb_exits_2_in_one_line_and_creates_nothing
     with pytest.raises(DADBMissingError, match="dadb.sqlit: no DADB there"):
         from reso.graphs.api import ReSo
 
-        ReSo(db=str(typo), embedder="hash:64").solve(QUESTION)
+        ReSo({"selection.embedder": "hash:64"}, db=str(typo)).solve(QUESTION)
     assert tree(tmp_path) == before
 
 
@@ -134,11 +134,11 @@ def test_the_python_api_warns_once_about_a_dadb_that_learned_nothing(tmp_path: P
 
     empty = tmp_path / "empty.sqlite"
     DADB(empty).close()
-    reso = ReSo(db=str(empty), embedder="hash:64")
+    reso = ReSo({"selection.embedder": "hash:64"}, db=str(empty))
     with pytest.warns(UntrainedDADBWarning, match="has learned nothing") as caught:
         assert reso.solve(QUESTION).answer == "4"
         reso.solve(QUESTION)
     assert len(caught) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # training learns: no warning
-        ReSo(db=str(tmp_path / "trained.sqlite"), embedder="hash:64", mode="train").solve(QUESTION)
+        ReSo({"selection.embedder": "hash:64"}, db=str(tmp_path / "trained.sqlite"), mode="train").solve(QUESTION)

@@ -12,7 +12,7 @@ import pytest
 
 from reso.evals.datasets import Problem
 from reso.evals.datasets.problem import DEFAULT_REL_TOL, EXACT_REL_TOL
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import MethodError, parse_method
 from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
@@ -54,7 +54,7 @@ def _team(problems, wrong_ids=()):
 def _run(tmp_path: Path, problems, method="reso", mode="test", team=None, **kwargs):
     team = team or _team(problems)[0]
     config = EvalConfig(dataset="unit", method=parse_method(method, team.pool), out=tmp_path,
-                        settings=ReSoSettings(mode=mode, asking="fixed"), concurrency=4, command=["reso", "eval"], **kwargs)
+                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode=mode), command=["reso", "eval"], **kwargs, run=RunOptions(concurrency=4))
     return asyncio.run(run_eval(config, problems, team))
 
 

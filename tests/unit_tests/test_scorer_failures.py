@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from reso.evals.eval_config import EvalConfig
+from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import parse_method
 from reso.evals.reports.report import write_run_report
 from reso.evals.runner import run_eval
@@ -36,7 +36,7 @@ def _run(tmp_path: Path, scorer: Scorer) -> dict:
     team = scripted_team({name: base.models[name] for name in ("strong", "weak")},
                          lambda s: ["calc"] if s.startswith("Please calculate") else ["strong", "weak"], scorer)
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path,
-                        settings=ReSoSettings(mode="test", k=2), concurrency=2, command=["reso", "eval"])
+                        settings=ReSoSettings().replace({"asking.k": 2}, mode="test"), command=["reso", "eval"], run=RunOptions(concurrency=2))
     return asyncio.run(run_eval(config, problems, team))
 
 

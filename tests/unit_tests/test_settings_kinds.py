@@ -34,8 +34,8 @@ def test_a_wrong_name_is_refused_naming_the_field_and_the_choices(name: str, kin
 
 
 def test_settings_stay_plain_text_in_json_and_equal_to_the_text() -> None:
-    settings = ReSoSettings(mode="train", score_variant="kl-ucb", planner="llm")
+    settings = ReSoSettings().replace({"selection.variant": "kl-ucb", "plan.planner": "llm"}, mode="train")
     assert json.loads(json.dumps(asdict(settings)))["score_variant"] == "kl-ucb"
-    assert settings == ReSoSettings(mode=Mode.TRAIN, score_variant=Variant.KL_UCB, planner=PlannerName.LLM)
-    assert hash(settings) == hash(ReSoSettings(mode=Mode.TRAIN, score_variant=Variant.KL_UCB, planner=PlannerName.LLM))
+    assert settings == ReSoSettings().replace({"selection.variant": Variant.KL_UCB, "plan.planner": PlannerName.LLM}, mode=Mode.TRAIN)
+    assert hash(settings) == hash(ReSoSettings().replace({"selection.variant": Variant.KL_UCB, "plan.planner": PlannerName.LLM}, mode=Mode.TRAIN))
     assert settings.mode == "train" and f"{settings.score_variant}" == "kl-ucb"

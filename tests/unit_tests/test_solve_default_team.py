@@ -48,4 +48,4 @@ def test_the_python_api_warns_only_when_its_dadb_is_untrained() -> None:
         warnings.simplefilter("error", UntrainedDADBWarning)
         assert ReSo().solve(MATH_L5).answer == "3"
     with pytest.warns(UntrainedDADBWarning, match="no record was learned"):
-        ReSo(pool=str(two_model_pool_path()), embedder="hash:64").solve("What is 2 plus 2?")
+        ReSo({"selection.embedder": "hash:64"}, pool=str(two_model_pool_path())).solve("What is 2 plus 2?")

@@ -68,7 +68,7 @@ def test_without_a_dadb_there_are_no_standings() -> None:
 
 
 def test_the_team_and_its_selector_share_one_statistics_cache() -> None:
-    team = build_team(ReSoSettings(mode="train", embedder="hash:64"))
+    team = build_team(ReSoSettings().replace({"selection.embedder": "hash:64"}, mode="train"))
     assert isinstance(team.selector, ReputationSelector) and team.selector.stats is team.stats is not None
     agent = team.pool.ids[0]
     before = team.standings()
@@ -124,7 +124,7 @@ def test_a_blocking_scorer_runs_off_the_event_loop_and_a_computing_one_in_place(
     scorer = _Recording(blocking)
     team = _team(dadb, scorer)
     offered = [Candidate(team.agent(agent_id), 1.0, {}) for agent_id in ("a", "c")]
-    run = RunContext(settings=ReSoSettings(k=2), team=team)
+    run = RunContext(settings=ReSoSettings().replace({"asking.k": 2}), team=team)
     judged = asyncio.run(run_fine_stage(run, offered, FixedK(), prompt=SUBTASK, instruction=SUBTASK,
                                         context_text="", group="0", reference=None, budget=Budget()))
     assert judged.values == ["3", "3"]

@@ -55,7 +55,7 @@ async def test_the_planned_picture_is_in_the_state_before_the_plan_runs() -> Non
     team, _ = _team()
     graph = build_graph(checkpointer=InMemorySaver(serde=state_serializer()))
     config: dict[str, Any] = {"configurable": {"thread_id": "review"}}
-    context = RunContext(team=team, settings=ReSoSettings(review_plan=True))
+    context = RunContext(team=team, settings=ReSoSettings().replace({"plan.review": True}))
     await graph.ainvoke({"question": "diamond", "plan": DIAMOND}, config, context=context)
     snapshot = await graph.aget_state(config)
     assert snapshot.next == ("review_plan",)

@@ -64,7 +64,7 @@ def test_a_cache_holds_at_least_one_team() -> None:
 
 def test_team_for_keeps_its_teams_in_the_bounded_process_cache() -> None:
     assert TEAMS.size == TEAMS_KEPT
-    settings = ReSoSettings(embedder="hash:64", seed=12345)
+    settings = ReSoSettings().replace({"selection.embedder": "hash:64"}, seed=12345)
     team = team_for(settings)
     assert team_for(settings) is team and TEAMS.get(settings) is team
 
