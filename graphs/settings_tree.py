@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import math
 import typing
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -186,9 +186,8 @@ def _replace(node: T, changes: Mapping[str, Any]) -> T:
 
 def flat_values(tree: Any, prefix: str = "") -> dict[str, Any]:
     """Every setting of `tree` (an instance) by dotted key."""
-    kind: Hashable = type(tree)
-    return {setting.key: _get(tree, setting.key[len(prefix):] if prefix else setting.key)
-            for setting in settings_of(kind, prefix)}  # type: ignore[arg-type]  # a dataclass type
+    every = settings_of(type(tree), prefix)  # type: ignore[arg-type]  # mypy: type[Any] is not Hashable
+    return {setting.key: _get(tree, setting.key[len(prefix):] if prefix else setting.key) for setting in every}
 
 
 def _get(tree: Any, key: str) -> Any:

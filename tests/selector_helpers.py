@@ -31,12 +31,14 @@ def priced_pool(prices: dict[str, float]) -> Pool:
     ]})
 
 
-def vector_selector(prices, vectors, dadb=None, **config) -> ReputationSelector:
-    """A selector whose profile vectors are `vectors` (one row per agent); the seed defaults to 0."""
+def vector_selector(prices, vectors, dadb=None, *, seed: int | None = 0, answer_value_usd: float = math.inf,
+                    **config) -> ReputationSelector:
+    """A selector whose profile vectors are `vectors` (one row per agent); the seed defaults to 0, the value
+    of a right answer to infinity; the other keywords are `SelectorConfig` fields."""
     pool = priced_pool(prices)
     index = ProfileIndex.build(pool.ids, np.asarray(vectors, dtype=np.float32))
-    config.setdefault("seed", 0)
-    return ReputationSelector(pool, dadb or DADB(), HASH, SelectorConfig(**config), index=index)
+    return ReputationSelector(pool, dadb or DADB(), HASH, SelectorConfig(**config), index=index, seed=seed,
+                              answer_value_usd=answer_value_usd)
 
 
 def tiny_dadb() -> DADB:

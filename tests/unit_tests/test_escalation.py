@@ -17,7 +17,7 @@ from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import ORACLE_LABEL, MethodError, parse_method
 from reso.evals.runner import run_eval
-from reso.graphs.escalation import Adaptive, Asked, Cascade, FixedK, policy_for
+from reso.graphs.escalation import Adaptive, AskingConfig, Asked, Cascade, FixedK, policy_for
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
@@ -37,7 +37,10 @@ def test_fixed_k_asks_k_at_once_and_never_more():
     assert policy.pool_size(2) == 2
     assert policy.first(cands, 2) == [0, 1]
     assert policy.more(cands, [Asked(0, None, 0.0), Asked(1, None, 0.0)]) == []
-    assert policy_for("fixed", k=2, k_max=3, confidence=0.8) == FixedK()
+    assert policy_for(AskingConfig(rule="fixed", k=2, k_max=3)) == FixedK()
+    # A confidence threshold means nothing to the fixed rule: the settings refuse it.
+    with pytest.raises(ValueError, match="confidence"):
+        AskingConfig(rule="fixed", k=2, k_max=3, confidence=0.8)
 
 
 def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherwise():
@@ -96,14 +99,15 @@ def test_adaptive_first_stage_leaves_out_peers_far_weaker_than_the_first():
 def test_adaptive_escalates_at_most_k_max_minus_k_times():
     cands = [_cand(str(i)) for i in range(5)]
     records = lambda: [0.9, 0.3, 0.6, 0.7, 0.8]  # noqa: E731
-    policy = policy_for("confidence", k=2, k_max=4, confidence=0.8, escalate_to="reliable")
+    policy = policy_for(AskingConfig(rule="confidence", k=2, k_max=4, confidence=0.8, escalate_to="reliable"))
     assert policy == Adaptive(confidence=0.8, k_max=4, escalations=2, escalate_to="reliable")
     # The first stage was trimmed to one answer; escalation still has only k_max - k = 2 places.
     assert policy.more(cands, [Asked(0, "1", 0.2)], records) == [4]
     assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1)], records) == [3]
     assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1), Asked(3, "3", 0.2, stage=2)],
                        records) == []
-    assert policy_for("confidence", k=3, k_max=2, confidence=0.8) == Adaptive(confidence=0.8, k_max=2, escalations=0)
+    assert policy_for(AskingConfig(rule="confidence", k=3, k_max=2, confidence=0.8)) == \
+        Adaptive(confidence=0.8, k_max=2, escalations=0)
 
 
 def test_cascade_keeps_agreement_and_otherwise_the_strong_answer():

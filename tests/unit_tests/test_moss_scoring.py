@@ -18,8 +18,9 @@ from reso.graphs.settings import ReSoSettings
 from tests.selector_helpers import sigmoid, tiny_dadb, vector_selector
 
 
-def _by_id(selector: ReputationSelector, query) -> dict[str, dict[str, float]]:
-    return {c.agent.id: c.components for c in selector.select_vector(np.asarray(query, dtype=np.float64))}
+def _by_id(selector: ReputationSelector, query, k: int) -> dict[str, dict[str, float]]:
+    return {c.agent.id: c.components
+            for c in selector.select_vector(np.asarray(query, dtype=np.float64), k)}
 
 
 def test_the_index_matches_hand_values() -> None:
@@ -35,11 +36,12 @@ def test_the_index_matches_hand_values() -> None:
 
 def test_defaults_and_the_settings_that_select_it() -> None:
     assert SelectorConfig(variant="moss").exploration_c == 0.2 and SelectorConfig(variant="moss").per_domain
-    assert ReSoSettings().replace({"selection.variant": "moss"}).score_variant == "moss"
+    assert ReSoSettings().replace({"selection.variant": "moss"}).selection.variant == "moss"
     from reso.graphs.team import build_team
 
-    learning = build_team(ReSoSettings().replace({"selection.embedder": "hash:64", "selection.variant": "moss"}, mode="train")).selector.config
-    frozen = build_team(ReSoSettings().replace({"selection.embedder": "hash:64", "selection.variant": "moss"}, mode="test")).selector.config
+    moss = {"selection.embedder": "hash:64", "selection.variant": "moss"}
+    learning = build_team(ReSoSettings().replace(moss, mode="train")).selector.config
+    frozen = build_team(ReSoSettings().replace(moss, mode="test")).selector.config
     assert learning.variant == frozen.variant == "moss"
     assert learning.exploration_c == 0.2 and frozen.exploration_c == 0.0
 
@@ -47,7 +49,7 @@ def test_defaults_and_the_settings_that_select_it() -> None:
 @pytest.mark.parametrize("exploration_c", [None, 0.0])
 def test_before_any_visit_the_mean_is_the_prior_s_and_the_belief_is_optimistic(exploration_c) -> None:
     parts = _by_id(vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], variant="moss",
-                                   exploration_c=exploration_c, k=2), [1.0, 0])
+                                   exploration_c=exploration_c), [1.0, 0], 2)
     for row in parts.values():
         assert set(row) == {*BAYES_COMPONENTS, "pooled_visits"}
         assert row["visits"] == 0 and row["posterior_mean"] == row["reputation"] == 0.5
@@ -83,8 +85,8 @@ def test_fewer_visits_at_the_same_mean_earn_a_larger_bonus() -> None:
 def test_the_cost_penalty_and_the_similarity_gate_are_applied() -> None:
     db = tiny_dadb()  # a: 1 of 2 at 0.02 USD a call; b: 1 of 1 at 0.001 USD
     vectors = [[1, 0, 0], [0.6, 0.8, 0]]
-    parts = _by_id(vector_selector({"a": 10.0, "b": 1.0}, vectors, db, k=2, variant="moss", answer_value_usd=0.04),
-                   [1.0, 0, 0])
+    parts = _by_id(vector_selector({"a": 10.0, "b": 1.0}, vectors, db, variant="moss", answer_value_usd=0.04),
+                   [1.0, 0, 0], 2)
     prior_a, prior_b = (1000 * 10.0 + 500 * 20.0) / 1e6, (1000 * 1.0 + 500 * 2.0) / 1e6
     cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
     a, b = parts["a"], parts["b"]
@@ -102,8 +104,8 @@ def test_a_cheaper_agent_wins_at_equal_record_and_similarity() -> None:
     for agent_id, per_call in (("dear", 0.02), ("cheap", 0.001)):
         for i in range(50):
             db.record(agent_id, 1.0 if i < 40 else 0.0, per_call, 1500)
-    best = vector_selector({"dear": 10.0, "cheap": 0.5}, [[1, 0], [1, 0]], db, k=1,
-                           variant="moss").select_vector(np.array([1.0, 0]))[0]
+    best = vector_selector({"dear": 10.0, "cheap": 0.5}, [[1, 0], [1, 0]], db,
+                           variant="moss").select_vector(np.array([1.0, 0]), 1)[0]
     assert best.agent.id == "cheap" and best.components["cost_penalty"] < 0.1
 
 
@@ -111,9 +113,9 @@ def test_exploration_off_scores_the_posterior_mean_deterministically() -> None:
     db = tiny_dadb()
     rows = []
     for seed in (1, 2):
-        selector = vector_selector({"a": 1.0, "b": 1.0, "c": 1.0}, np.eye(3), db, k=3, seed=seed, variant="moss",
+        selector = vector_selector({"a": 1.0, "b": 1.0, "c": 1.0}, np.eye(3), db, seed=seed, variant="moss",
                                    exploration_c=0.0)
-        rounds = [_by_id(selector, [1.0, 0.9, 0.8]) for _ in range(3)]
+        rounds = [_by_id(selector, [1.0, 0.9, 0.8], 3) for _ in range(3)]
         assert rounds[0] == rounds[1] == rounds[2]
         assert rounds[0]["a"]["belief"] == pytest.approx(0.5) and rounds[0]["b"]["belief"] == pytest.approx(2 / 3)
         assert rounds[0]["c"]["belief"] == 1.0
@@ -127,8 +129,8 @@ def test_ties_are_broken_by_the_seeded_jitter_reproducibly() -> None:
     vectors = [[1, 0]] * 8
 
     def order(seed: int) -> list[str]:
-        selector = vector_selector(prices, vectors, k=8, seed=seed, variant="moss", distinct_models=False)
-        return [c.agent.id for c in selector.select_vector(np.array([1.0, 0]))]
+        selector = vector_selector(prices, vectors, seed=seed, variant="moss", distinct_models=False)
+        return [c.agent.id for c in selector.select_vector(np.array([1.0, 0]), 8)]
 
     assert order(3) == order(3)
     assert len({tuple(order(seed)) for seed in range(4)}) > 1
@@ -137,17 +139,19 @@ def test_ties_are_broken_by_the_seeded_jitter_reproducibly() -> None:
 def test_fractional_rewards_go_to_the_agent_s_row_for_the_domain() -> None:
     # The engine feeds rewards in [0, 1] per (agent, domain): without a prior from other domains
     # (domain_prior 0), the index reads that row's mean, not the agent's record on other domains.
-    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], DADB(), k=2, seed=0, variant="moss",
+    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], DADB(), seed=0, variant="moss",
                                domain_prior=0.0)
     for reward in (0.25, 0.75, 0.5):
         selector.update("a", reward, 0.001, 10, domain="geometry")
     selector.update("b", 0.9, 0.001, 10, domain="geometry")
     for _ in range(8):
         selector.update("a", 0.0, 0.001, 10, domain="algebra")
-    geometry = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="geometry")}
+    geometry = {c.agent.id: c.components
+                for c in selector.select_vector(np.array([1.0, 0]), 2, domain="geometry")}
     a, b = geometry["a"], geometry["b"]
     assert a["visits"] == 3 and a["posterior_mean"] == pytest.approx((1.5 + 1) / 5)
     assert a["belief"] == pytest.approx(0.5)  # 3 visits, more than the typical 2: no bonus
     assert b["visits"] == 1 and b["belief"] == pytest.approx(min(0.9 + 0.2 * math.sqrt(math.log(2)), 1.0))
-    algebra = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="algebra")}
+    algebra = {c.agent.id: c.components
+               for c in selector.select_vector(np.array([1.0, 0]), 2, domain="algebra")}
     assert algebra["a"]["visits"] == 8 and algebra["a"]["belief"] == 0.0 and algebra["b"]["belief"] == 1.0

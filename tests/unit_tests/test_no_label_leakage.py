@@ -232,9 +232,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     # all asking at the default value of a right answer), at a value high enough to ask several, with the earlier
     # confidence threshold and with the paper's fixed k, and random with the fitted CRM; the baselines keep
     # by agreement, the oracle by the labels.
-    methods = (("reso", with_crm), *(("reso", with_crm.replace(**stages[stage]))
+    methods = (("reso", with_crm), *(("reso", with_crm.replace(stages[stage]))
                                      for stage in (Stage.PEER, Stage.PEER_ON_RECORDS, Stage.JUDGE)),
-               ("reso", with_crm.replace(**stages[Stage.PEER], answer_value_usd=1.0)),
+               ("reso", with_crm.replace(stages[Stage.PEER], answer_value_usd=1.0)),
                ("reso", with_crm.replace({"asking.rule": "confidence", "asking.k_max": 3, "asking.confidence": 0.8})),
                ("reso", with_crm.replace({"asking.rule": "fixed"})),
                ("random", with_crm), ("single:gpt-4o-mini-2024-07-18", without_crm),

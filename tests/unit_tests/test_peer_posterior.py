@@ -116,9 +116,10 @@ def test_a_fitted_posterior_saves_loads_and_gives_its_table_to_the_policy(tmp_pa
     loaded = PeerPosteriorScorer(tmp_path)
     assert loaded.base_spec == "reliability:0.2" and loaded.errors.pairs == scorer.errors.pairs
     assert peer_errors(loaded) is loaded.errors and peer_errors(loaded.base) is None
-    policy = policy_for("confidence", k=2, k_max=4, confidence=0.8, escalate_to="diverse", errors=loaded.errors)
+    policy = policy_for(AskingConfig(rule="confidence", k=2, k_max=4, confidence=0.8, escalate_to="diverse"),
+                        errors=loaded.errors)
     assert isinstance(policy, Adaptive) and policy.errors is loaded.errors
-    priced = policy_for("priced", k=2, errors=loaded.errors, answer_value_usd=0.01)
+    priced = policy_for(AskingConfig(rule="priced", k=2), errors=loaded.errors, answer_value_usd=0.01)
     assert isinstance(priced, PricedAsking) and priced.errors is loaded.errors
 
 
@@ -171,9 +172,10 @@ def test_priced_diverse_escalation_weighs_a_peers_record_net_of_its_price():
     assert policy.more(cheap_weak, [Asked(0, "4", 0.6)]) == [2]
     assert blind.more(cheap_weak, [Asked(0, "4", 0.6)]) == [1]
     # The setting reaches the policy the engine builds.
-    chosen = ReSoSettings().replace({"asking.escalate_to": "diverse-priced"}).escalate_to
-    assert policy_for("confidence", k=1, k_max=3, confidence=0.9, escalate_to=chosen, errors=errors).more(
-        cheap_weak, [Asked(0, "4", 0.6)]) == [2]
+    chosen = ReSoSettings().replace({"asking.escalate_to": "diverse-priced", "asking.rule": "confidence",
+                                     "asking.k": 1, "asking.k_max": 3, "asking.confidence": 0.9}).asking
+    assert chosen.escalate_to == "diverse-priced"
+    assert policy_for(chosen, errors=errors).more(cheap_weak, [Asked(0, "4", 0.6)]) == [2]
 
 
 def test_answers_agree_only_when_their_values_are_the_same():

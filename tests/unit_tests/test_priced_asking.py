@@ -15,7 +15,7 @@ from reso.graphs.asking import Asked
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import StepRole, TaskDAG
-from reso.graphs.escalation import Adaptive, AskingRule, FixedK, policy_for
+from reso.graphs.escalation import Adaptive, AskingConfig, AskingRule, FixedK, policy_for
 from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.graphs.run import DagRun
@@ -157,14 +157,14 @@ def test_an_infinite_value_asks_by_chance_of_being_right_alone():
 
 
 def test_policy_for_builds_the_rule_the_settings_name():
-    priced = policy_for(AskingRule.PRICED, k=2, answer_value_usd=0.02, discrimination=0.3)
+    priced = policy_for(AskingConfig(rule=AskingRule.PRICED, k=2), answer_value_usd=0.02, discrimination=0.3)
     assert priced == PricedAsking(answer_value_usd=0.02, k_max=DEFAULT_K_MAX, discrimination=0.3)
     assert priced.pool_size(2) == 16 and priced.first([], 2) == []
-    assert policy_for("fixed", k=2) == FixedK()
-    with pytest.raises(ValueError, match="needs both confidence and k_max"):
-        policy_for("confidence", k=2, k_max=3)
-    with pytest.raises(ValueError, match="is not a valid AskingRule"):
-        policy_for("sometimes", k=2)
+    assert policy_for(AskingConfig(rule="fixed", k=2)) == FixedK()
+    with pytest.raises(ValueError, match="needs both asking.confidence and asking.k_max"):
+        AskingConfig(rule="confidence", k=2, k_max=3)
+    with pytest.raises(ValueError, match="unknown asking.rule 'sometimes'"):
+        AskingConfig(rule="sometimes", k=2)
     for bad in ({"answer_value_usd": 0.0}, {"answer_value_usd": 1.0, "k_max": 0},
                 {"answer_value_usd": 1.0, "discrimination": 1.5}):
         with pytest.raises(ValueError):

@@ -19,9 +19,7 @@ from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import parse_method
 from reso.evals.provenance import (
-    ANSWER_SETTINGS,
     FILE_NAME,
-    OTHER_SETTINGS,
     Provenance,
     ProvenanceError,
     _portable,
@@ -30,7 +28,7 @@ from reso.evals.provenance import (
 )
 from reso.evals.results import ResultsFile, ResultsFormatError
 from reso.evals.runner import run_eval
-from reso.graphs.settings import ReSoSettings
+from reso.graphs.settings import ANSWER_SETTINGS, FORMER_NAMES, ReSoSettings
 from reso.graphs.team import Team
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
 
@@ -58,7 +56,7 @@ def _team() -> tuple[Team, ScriptedAnswerer]:
 def _run(out: Path, problems: list[Problem], team: Team, method: str = "reso", dataset: str = "unit",
          budget_usd: float | None = None, **settings: Any) -> dict[str, Any]:
     config = EvalConfig(dataset=dataset, method=parse_method(method, team.pool), out=out,
-                        settings=ReSoSettings(**settings),
+                        settings=ReSoSettings().replace({FORMER_NAMES.get(k, k): v for k, v in settings.items()}),
                         command=["reso", "eval"], run=RunOptions(concurrency=2, budget_usd=budget_usd))
     return asyncio.run(run_eval(config, problems, team))
 
@@ -67,11 +65,21 @@ def _recorded(out: Path) -> dict[str, Any]:
     return json.loads((out / FILE_NAME).read_text(encoding="utf-8"))
 
 
-def test_every_setting_is_classified_once() -> None:
-    names = {f.name for f in fields(ReSoSettings)}
-    assert set(ANSWER_SETTINGS) | set(OTHER_SETTINGS) == names
-    assert not set(ANSWER_SETTINGS) & set(OTHER_SETTINGS)
-    assert len(ANSWER_SETTINGS) == len(set(ANSWER_SETTINGS))
+def test_whether_a_setting_changes_answers_is_read_off_its_metadata() -> None:
+    every = set(ReSoSettings().values())
+    assert set(ANSWER_SETTINGS) <= every and len(ANSWER_SETTINGS) == len(set(ANSWER_SETTINGS))
+    # The pool is compared by content; the schedule only orders subtasks; review pauses interactive runs.
+    assert every - set(ANSWER_SETTINGS) == {"pool", "plan.schedule", "plan.review"}
+    assert {"asking.k", "selection.variant", "reward.scorer", "limits.max_usd", "answer_value_usd"} <= set(
+        ANSWER_SETTINGS)
+
+
+def test_a_folder_recorded_under_the_flat_names_reads_under_the_keys_now() -> None:
+    old = Provenance.model_validate({
+        "method": "reso", "dataset": "d", "pool": {"name": "p", "sha256": "0" * 64}, "items": {},
+        "settings": {"k": 3, "score_variant": "moss", "selection": "ucb", "exploration": None, "scorer": "rule"}})
+    assert old.settings == {"asking.k": 3, "selection.variant": "moss", "selection.policy": "reputation",
+                            "reward.scorer": "rule"}
 
 
 def test_the_first_run_records_method_dataset_pool_settings_and_items(tmp_path: Path) -> None:
@@ -81,7 +89,7 @@ def test_the_first_run_records_method_dataset_pool_settings_and_items(tmp_path: 
     assert recorded["method"] == "single:solver" and recorded["dataset"] == "unit"
     assert recorded["pool"]["name"] == "scripted" and len(recorded["pool"]["sha256"]) == 64
     # The method's overrides apply: a single model answers each subtask alone, whatever --k says.
-    assert recorded["settings"]["k"] == 1 and recorded["settings"]["seed"] == 5
+    assert recorded["settings"]["asking.k"] == 1 and recorded["settings"]["seed"] == 5
     assert set(recorded["settings"]) == set(ANSWER_SETTINGS)
     assert list(recorded["items"]) == ["p0", "p1"] and len(set(recorded["items"].values())) == 2
     assert "note" not in recorded
@@ -222,13 +230,15 @@ def test_a_folder_recorded_under_the_old_setting_names_resumes_and_refuses_a_cha
     _run(tmp_path, PROBLEMS[:2], team, score_variant="kl-ucb")
     recorded = _recorded(tmp_path)
     settings = recorded["settings"]
-    settings["ucb_variant"] = settings.pop("score_variant")
+    # As a folder of the flat settings recorded them: `ucb_variant` (older still) and `selection`.
+    settings["ucb_variant"] = settings.pop("selection.variant")
     settings["selection"] = "ucb"
+    del settings["selection.policy"]
     (tmp_path / FILE_NAME).write_text(json.dumps(recorded), encoding="utf-8")
     assert _run(tmp_path, PROBLEMS[:2], team, score_variant="kl-ucb")["n"] == 2
-    with pytest.raises(ProvenanceError, match="score_variant 'kl-ucb' → 'thompson'"):
+    with pytest.raises(ProvenanceError, match="selection.variant 'kl-ucb' → 'thompson'"):
         _run(tmp_path, PROBLEMS[:2], team)
-    with pytest.raises(ProvenanceError, match="selection 'reputation' → 'random'"):
+    with pytest.raises(ProvenanceError, match="selection.policy 'reputation' → 'random'"):
         _run(tmp_path, PROBLEMS[:2], team, score_variant="kl-ucb", selection="random")
 
 
@@ -240,7 +250,7 @@ def test_a_folder_whose_provenance_was_deleted_resumes_and_records_it_with_a_not
     assert _run(tmp_path, PROBLEMS[:2], team, k=3)["n"] == 2
     assert len(answerer.calls) == calls
     recorded = _recorded(tmp_path)
-    assert recorded["settings"]["k"] == 3
+    assert recorded["settings"]["asking.k"] == 3
     assert recorded["note"] == ("recorded on resume: the 2 row(s) already here were not checked (the folder had "
                                 f"no {FILE_NAME})")
 
@@ -249,9 +259,9 @@ def test_a_folder_without_rows_takes_the_new_run(tmp_path: Path) -> None:
     team, _ = _team()
     _run(tmp_path, PROBLEMS[:2], team, budget_usd=1e-12)  # stopped before any item was written
     assert not (tmp_path / "results.jsonl").exists() or not (tmp_path / "results.jsonl").read_text()
-    assert _recorded(tmp_path)["settings"]["k"] == 2
+    assert _recorded(tmp_path)["settings"]["asking.k"] == 2
     assert _run(tmp_path, PROBLEMS[:2], team, k=3)["n"] == 2
-    assert _recorded(tmp_path)["settings"]["k"] == 3
+    assert _recorded(tmp_path)["settings"]["asking.k"] == 3
 
 
 def test_a_refused_rerun_leaves_a_torn_last_line_in_place(tmp_path: Path) -> None:

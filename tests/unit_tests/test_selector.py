@@ -26,8 +26,8 @@ def tiny_db() -> DADB:
 
 
 def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
-    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, variant="paper", k=2)
-    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]))}
+    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, variant="paper")
+    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]), 2)}
     a = by_id["a"]
     assert a["similarity"] == pytest.approx(1.0) and a["s_sim"] == pytest.approx(0.6)
     assert a["reputation"] == pytest.approx(2 / 3) and a["s_rep"] == pytest.approx(4 / 3)
@@ -47,9 +47,9 @@ def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
 
 
 def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
-    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, variant="normalized",
-                               answer_value_usd=0.1)
-    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]))}
+    selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db,
+                               variant="normalized", answer_value_usd=0.1)
+    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]), 2)}
     prior_a = (1000 * 10.0 + 500 * 20.0) / 1e6   # one pseudo-call at list price: 0.02 USD
     prior_b = (1000 * 1.0 + 500 * 2.0) / 1e6     # 0.002 USD
     cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
@@ -62,10 +62,11 @@ def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
     # The normalized variant's default exploration constant is 0.1 (the paper variant keeps 0.3).
     assert by_id["b"]["score"] == pytest.approx((base_b + 0.1 * math.sqrt(math.log(4.01))) * sigmoid(-0.4))
     # An answer worth twice as much halves every penalty.
-    lighter = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, k=2, answer_value_usd=0.2,
-                              variant="normalized")
-    assert {c.agent.id: c.components["cost_penalty"] for c in lighter.select_vector(np.array([1.0, 0, 0]))} == \
-        pytest.approx({"a": cost_a / 0.1, "b": cost_b / 0.1})
+    lighter = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db,
+                              answer_value_usd=0.2, variant="normalized")
+    penalties = {c.agent.id: c.components["cost_penalty"]
+                 for c in lighter.select_vector(np.array([1.0, 0, 0]), 2)}
+    assert penalties == pytest.approx({"a": cost_a / 0.1, "b": cost_b / 0.1})
 
 
 def _trained(rewards: dict[str, tuple[int, float]], prices: dict[str, float]) -> DADB:
@@ -82,7 +83,7 @@ def test_cheaper_agent_wins_at_equal_reputation_and_similarity() -> None:
     db = _trained({"dear": (50, 0.8), "cheap": (50, 0.8)}, prices)
     same = [[1, 0], [1, 0]]
     for variant in ("thompson", "kl-ucb", "normalized", "paper"):
-        best = vector_selector(prices, same, db, k=1, variant=variant,
+        best = vector_selector(prices, same, db, variant=variant,
                                answer_value_usd=0.1).select_vector(np.array([1.0, 0]))[0]
         assert best.agent.id == "cheap", variant
 
@@ -92,7 +93,7 @@ def test_clearly_better_agent_still_beats_a_cheap_poor_one() -> None:
     db = _trained({"dear": (50, 0.9), "cheap": (50, 0.3)}, prices)
     # KL-UCB (c = 1) is still optimistic enough about the cheap one at 50 visits to try it: not asserted.
     for variant in ("thompson", "normalized"):
-        best = vector_selector(prices, [[1, 0], [1, 0]], db, k=1, variant=variant,
+        best = vector_selector(prices, [[1, 0], [1, 0]], db, variant=variant,
                                answer_value_usd=0.1).select_vector(np.array([1.0, 0]))[0]
         assert best.agent.id == "dear", variant
 
@@ -100,7 +101,7 @@ def test_clearly_better_agent_still_beats_a_cheap_poor_one() -> None:
 def test_cost_matters_in_normalized_but_not_in_paper_variant() -> None:
     prices = {"dear": 10.0, "cheap": 0.5}
     db = _trained({"dear": (100, 0.82), "cheap": (100, 0.78)}, prices)
-    pick = {v: vector_selector(prices, [[1, 0], [1, 0]], db, k=1, variant=v,
+    pick = {v: vector_selector(prices, [[1, 0], [1, 0]], db, variant=v,
                                answer_value_usd=0.1).select_vector(np.array([1.0, 0]))[0].agent.id
             for v in ("normalized", "paper")}
     assert pick == {"normalized": "cheap", "paper": "dear"}
@@ -108,8 +109,8 @@ def test_cost_matters_in_normalized_but_not_in_paper_variant() -> None:
 
 def test_unvisited_agents_get_the_optimistic_prior_and_are_tried_first() -> None:
     db = _trained({"a": (20, 0.9)}, {"a": 1.0})
-    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], db, k=2, variant="normalized")
-    first, second = selector.select_vector(np.array([1.0, 0]))
+    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], db, variant="normalized")
+    first, second = selector.select_vector(np.array([1.0, 0]), 2)
     assert first.agent.id == "b" and first.components["reputation"] == 1.0 and first.components["visits"] == 0
     assert first.components["exploration"] > 100 and second.agent.id == "a"
 
@@ -117,9 +118,9 @@ def test_unvisited_agents_get_the_optimistic_prior_and_are_tried_first() -> None
 def test_select_returns_k_best_with_components_and_honours_exclude() -> None:
     prices = {f"x{i}": 1.0 for i in range(6)}
     vectors = np.eye(6)
-    selector = vector_selector(prices, vectors, top_m=4, k=3)
+    selector = vector_selector(prices, vectors, top_m=4)
     query = np.array([0.9, 0.8, 0.7, 0.1, 0.0, 0.0])
-    picked = selector.select_vector(query)
+    picked = selector.select_vector(query, 3)
     assert [c.agent.id for c in picked] == ["x0", "x1", "x2"]
     assert all(set(c.components) >= {"similarity", "s_sim", "reputation", "s_rep", "cost_penalty", "base",
                                       "exploration", "gate", "score"} for c in picked)
@@ -130,33 +131,34 @@ def test_select_returns_k_best_with_components_and_honours_exclude() -> None:
 def test_ties_are_broken_reproducibly_by_the_seed() -> None:
     prices = {f"t{i}": 1.0 for i in range(8)}
     same = np.ones((8, 2))
-    picks = [[c.agent.id for c in vector_selector(prices, same, k=8).select_vector(np.ones(2))] for _ in range(2)]
+    picks = [[c.agent.id for c in vector_selector(prices, same).select_vector(np.ones(2), 8)]
+             for _ in range(2)]
     assert picks[0] == picks[1] and sorted(picks[0]) == sorted(prices)
 
 
 def test_select_uses_text_embeddings() -> None:
     pool = priced_pool({"algebra": 1.0, "geometry": 1.0, "chemistry": 1.0})
-    selector = ReputationSelector(pool, DADB(), HASH, SelectorConfig(seed=3, k=1))
+    selector = ReputationSelector(pool, DADB(), HASH, seed=3)
     texts = ["expert algebra equations", "expert chemistry reactions"]
     assert [[c.agent.id for c in selector.select(text)] for text in texts] == [["algebra"], ["chemistry"]]
 
 
 def test_update_writes_through_and_keeps_the_cache_without_reloading(tmp_path) -> None:
     db = CountingDADB(tmp_path / "db.sqlite")
-    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [0, 1]], db, k=2, per_domain=True)
-    selector.select_vector(np.array([1.0, 0]))
-    selector.select_vector(np.array([1.0, 0]), domain="math")
+    selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [0, 1]], db, per_domain=True)
+    selector.select_vector(np.array([1.0, 0]), 2)
+    selector.select_vector(np.array([1.0, 0]), 2, domain="math")
     reads = db.reads
     selector.update("a", 1.0, 0.01, 100, domain="math")
-    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="math")}
+    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), 2, domain="math")}
     assert db.reads == reads and by_id["a"]["visits"] == 1
     assert db.stats()["a"].visits == 1
     reads = db.reads
     other = DADB(tmp_path / "db.sqlite")
     other.record("b", 0.0, 0.0, 5, domain="chem")
-    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]))}
+    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), 2)}
     assert db.reads == reads + 1 and by_id["b"]["visits"] == 1
-    chem = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), domain="chem")}
+    chem = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), 2, domain="chem")}
     assert chem["a"]["visits"] == 0 and chem["b"]["visits"] == 1
 
 
@@ -168,7 +170,7 @@ def test_selector_keeps_its_index_next_to_the_dadb_file(tmp_path) -> None:
 
 def test_frozen_dadb_is_not_updated() -> None:
     db = DADB(mode="test")
-    selector = vector_selector({"a": 1.0}, [[1.0]], db, k=1)
+    selector = vector_selector({"a": 1.0}, [[1.0]], db)
     selector.update("a", 1.0, 0.1, 10)
     assert db.total_visits() == 0 and selector.select_vector(np.array([1.0]))[0].components["visits"] == 0
 
@@ -177,11 +179,11 @@ def test_random_selector_draws_distinct_agents_reproducibly() -> None:
     pool = priced_pool({f"r{i}": 1.0 for i in range(10)})
 
     def draws(seed: int, order: list[str]) -> dict[tuple[str, int], list[str]]:
-        selector = RandomSelector(pool, config=SelectorConfig(seed=seed, k=4))
+        selector = RandomSelector(pool, seed=seed)
         times: Counter[str] = Counter()
         out = {}
         for text in order:
-            out[(text, times[text])] = [c.agent.id for c in selector.select(text)]
+            out[(text, times[text])] = [c.agent.id for c in selector.select(text, 4)]
             times[text] += 1
         return out
 
@@ -192,7 +194,7 @@ def test_random_selector_draws_distinct_agents_reproducibly() -> None:
     assert forward[("a subtask", 0)] != forward[("a subtask", 1)]  # a fresh draw each time
     assert forward != draws(8, ["a subtask", "another", "a subtask"])
     assert all(len(set(ids)) == 4 for ids in forward.values())
-    excluded = RandomSelector(pool, config=SelectorConfig(seed=1)).select("x", 9, exclude={"r0"})
+    excluded = RandomSelector(pool, seed=1).select("x", 9, exclude={"r0"})
     assert len(excluded) == 9 and "r0" not in {c.agent.id for c in excluded}
 
 
@@ -224,12 +226,12 @@ def test_candidates_prefer_distinct_base_models() -> None:
     vectors = np.array([[1.0, 0, 0], [0.99, 0.14, 0], [0.6, 0.8, 0], [0.5, 0.86, 0]], dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     index = ProfileIndex.build(pool.ids, vectors)
-    diverse = ReputationSelector(pool, DADB(None), load_embedder("hash:16"), SelectorConfig(k=2, seed=0), index=index)
-    picked = [c.agent.id for c in diverse.select_vector(np.array([1.0, 0, 0]))]
+    diverse = ReputationSelector(pool, DADB(None), load_embedder("hash:16"), index=index, seed=0)
+    picked = [c.agent.id for c in diverse.select_vector(np.array([1.0, 0, 0]), 2)]
     assert picked == ["m1/r1", "m2/r1"]
     plain = ReputationSelector(pool, DADB(None), load_embedder("hash:16"),
-                        SelectorConfig(k=2, seed=0, distinct_models=False), index=index)
-    assert [c.agent.id for c in plain.select_vector(np.array([1.0, 0, 0]))] == ["m1/r1", "m1/r2"]
+                                 SelectorConfig(distinct_models=False), index=index, seed=0)
+    assert [c.agent.id for c in plain.select_vector(np.array([1.0, 0, 0]), 2)] == ["m1/r1", "m1/r2"]
     # With k above the number of models, same-model agents fill the remaining places in score order.
-    three = ReputationSelector(pool, DADB(None), load_embedder("hash:16"), SelectorConfig(k=3, seed=0), index=index)
-    assert [c.agent.id for c in three.select_vector(np.array([1.0, 0, 0]))] == ["m1/r1", "m2/r1", "m1/r2"]
+    three = ReputationSelector(pool, DADB(None), load_embedder("hash:16"), index=index, seed=0)
+    assert [c.agent.id for c in three.select_vector(np.array([1.0, 0, 0]), 3)] == ["m1/r1", "m2/r1", "m1/r2"]
