@@ -28,14 +28,14 @@ class Asked:
     index: int
     value: str | None
     score: float | None
-    stage: int = 0
-    """0 for the first stage, 1 for the first escalation, and so on."""
+    round: int = 0
+    """0 for the first round of asking, 1 for the first escalation, and so on."""
 
 
 class AskingPolicy(Protocol):
-    """Decides which candidates answer a subtask, stage by stage."""
+    """Decides which candidates answer a subtask, round by round."""
 
-    def pool_size(self, k: int) -> int:
+    def slate_size(self, k: int) -> int:
         """How many candidates the coarse stage should return (the most that may ever be asked)."""
         ...
 

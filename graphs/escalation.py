@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 
 from reso.agents.selection.selector import Candidate
 from reso.graphs.asking import Asked, AskingPolicy, Reliability, known_records, model_of, settled_models
-from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
+from reso.graphs.asking_config import DEFAULT_K_MAX, PEER_MARGIN, AskingConfig, AskingRule, EscalateTo
+from reso.graphs.priced_asking import PricedAsking
 from reso.reward.answers import answers_match
 from reso.reward.peer_errors import PeerErrors
 
@@ -47,32 +47,11 @@ __all__ = ["PEER_MARGIN", "Adaptive", "Asked", "AskingConfig", "AskingPolicy", "
            "FixedK", "PricedAsking", "policy_for"]
 
 
-class AskingRule(StrEnum):
-    """How the fine stage decides whether to ask one more candidate (the setting `asking.rule`)."""
-
-    PRICED = "priced"
-    """Ask while the expected gain in being right, at the value of a right answer, exceeds the candidate's
-    price (`PricedAsking`, the default)."""
-    CONFIDENCE = "confidence"
-    """Ask while the best score is below `confidence` (`Adaptive`: the earlier adaptive and peer stages)."""
-    FIXED = "fixed"
-    """The paper's: k candidates at once (`FixedK`)."""
-
-
-class EscalateTo(StrEnum):
-    """Which candidate an adaptive escalation asks (see `Adaptive`)."""
-
-    RANKED = "ranked"
-    RELIABLE = "reliable"
-    DIVERSE = "diverse"
-    DIVERSE_PRICED = "diverse-priced"
-
-
 @dataclass(frozen=True)
 class FixedK:
     """The paper's fine stage: k candidates answer at once, the best-scored answer is kept."""
 
-    def pool_size(self, k: int) -> int:
+    def slate_size(self, k: int) -> int:
         return k
 
     def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
@@ -98,11 +77,6 @@ def _price_in_record_points(candidate: Candidate) -> float:
     return float(components.get("cost_penalty", 0.0)) * reputation / s_rep
 
 
-# How far below the first candidate's record a first-stage peer may be and still answer with it. The
-# records of the models a subtask offers are either close (comparable peers, whose agreement is evidence)
-# or far apart (a strong model among weak ones); in the main job any margin from 0.05 to 0.2 makes the
-# same choices on the training composites.
-PEER_MARGIN = 0.1
 
 
 @dataclass(frozen=True)
@@ -148,7 +122,7 @@ class Adaptive:
         if self.escalate_to not in set(EscalateTo):
             raise ValueError(f"escalate_to must be one of {', '.join(EscalateTo)}, got {self.escalate_to!r}")
 
-    def pool_size(self, k: int) -> int:
+    def slate_size(self, k: int) -> int:
         return max(k, self.k_max, self.slate)
 
     def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
@@ -162,7 +136,7 @@ class Adaptive:
              reliability: Reliability | None = None) -> list[int]:
         if len(asked) >= self.k_max:
             return []
-        if self.escalations is not None and max((a.stage for a in asked), default=0) >= self.escalations:
+        if self.escalations is not None and max((a.round for a in asked), default=0) >= self.escalations:
             return []
         best = max((a.score for a in asked if a.value is not None and a.score is not None), default=None)
         if best is not None and best >= self.confidence:
@@ -214,7 +188,7 @@ class Cascade:
     cheap: int = 2
     same: Callable[[str, str], bool] = answers_match
 
-    def pool_size(self, k: int) -> int:
+    def slate_size(self, k: int) -> int:
         return self.cheap + 1
 
     def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:
@@ -235,54 +209,6 @@ class Cascade:
             return strong[0].index
         cheap = [a for a in asked if a.value is not None]
         return cheap[0].index if cheap else None
-
-
-@dataclass(kw_only=True, frozen=True)
-class AskingConfig:
-    """The fine stage's settings (the `asking` section): how many candidates answer a subtask, and when one more
-    is asked. `policy_for` makes the policy they describe."""
-
-    rule: AskingRule = field(default=AskingRule.PRICED, metadata={"description": (
-        "How the fine stage decides whether to ask another candidate: priced (while the expected gain in being "
-        "right x the answer's value exceeds its price, up to k_max answers), confidence (while the best score is "
-        "below `confidence`, up to k_max), fixed (k at once, the paper's).")})
-    k: int = field(default=2, metadata={"description": (
-        "Candidates answering each subtask at once (rule fixed; the first stage of rule confidence).")})
-    k_max: int | None = field(default=None, metadata={"description": (
-        f"At most this many candidates answer a subtask (rule priced: none means {DEFAULT_K_MAX}; rule "
-        "confidence: required).")})
-    confidence: float | None = field(default=None, metadata={"description": (
-        "Rule confidence: ask one more candidate while the best CRM score is below this (with k_max).")})
-    peer_margin: float = field(default=PEER_MARGIN, metadata={"description": (
-        "Rule confidence: of the first k, a candidate whose model's training record is more than this below "
-        "the first candidate's does not answer (1: all k answer).")})
-    escalate_to: EscalateTo = field(default=EscalateTo.RANKED, metadata={"description": (
-        "Rule confidence: which candidate an escalation asks, among those of models not yet asked that are more "
-        "likely right than the best answer so far: ranked, the first in the coarse stage's cost-aware order; "
-        "reliable, the one with the best training record whatever its price; diverse (for peers, with the peer "
-        "posterior CRM), among models within peer_margin of the best remaining record, the one whose mistakes go "
-        "least with those already asked, even if none is more likely right; diverse-priced, the same with each "
-        "record net of its price (the coarse stage's cost penalty in record points).")})
-    skills: str = field(default="", metadata={"description": (
-        "A question-skills folder (reso.agents.selection.question_skills): each model's chance on a subtask read "
-        "from its record on the nearest past subtasks, for rule priced; empty: its pooled record.")})
-
-    def __post_init__(self) -> None:
-        for name, kind in (("rule", AskingRule), ("escalate_to", EscalateTo)):
-            value = getattr(self, name)
-            try:
-                object.__setattr__(self, name, kind(value))  # frozen: the text becomes its member once, here
-            except ValueError:
-                raise ValueError(f"unknown asking.{name} {value!r}; choose one of {', '.join(kind)}") from None
-        if self.k < 1:
-            raise ValueError(f"asking.k must be >= 1, got {self.k}")
-        if self.k_max is not None and self.k_max < 1:
-            raise ValueError(f"asking.k_max must be >= 1, got {self.k_max}")
-        if self.rule == AskingRule.CONFIDENCE and (self.confidence is None or self.k_max is None):
-            raise ValueError("asking.rule 'confidence' needs both asking.confidence and asking.k_max")
-        if self.confidence is not None and self.rule != AskingRule.CONFIDENCE:
-            raise ValueError(f"asking.confidence is read by asking.rule 'confidence' only (the rule is "
-                             f"{self.rule.value!r}): set the rule to 'confidence', or leave confidence out")
 
 
 def policy_for(config: AskingConfig, *, errors: PeerErrors | None = None, answer_value_usd: float = math.inf,

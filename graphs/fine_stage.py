@@ -1,6 +1,6 @@
 """The fine stage: the coarse stage's candidates answer concurrently, the CRM scores them, one answer is kept.
 
-The asking policy (`reso.graphs.escalation`) says who answers: the paper's fixed k at once, or in stages
+The asking policy (`reso.graphs.escalation`) says who answers: the paper's fixed k at once, or in rounds
 (adaptive, cascade) where the policy sees the scores so far before asking more. Every usable answer is
 scored by the team's CRM; the kept answer is the one the policy names, else the best-scored among those
 with a final value (ties keep the coarse stage's order, best first). A call the budget refuses is recorded
@@ -105,9 +105,9 @@ def _reliabilities(standings: Standings | None, offered: Sequence[Candidate], sk
 
 
 def _seen(asked: Sequence[int], values: Sequence[str | None], scores: Mapping[int, Score],
-          stages: Sequence[int]) -> list[Asked]:
-    """What the asking policy is shown: each answer's offered index, final value, score and stage."""
-    return [Asked(index, values[j], scores[j].value if j in scores else None, stages[j])
+          rounds: Sequence[int]) -> list[Asked]:
+    """What the asking policy is shown: each answer's offered index, final value, score and round of asking."""
+    return [Asked(index, values[j], scores[j].value if j in scores else None, rounds[j])
             for j, index in enumerate(asked)]
 
 
@@ -123,9 +123,9 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
     settings = run.settings
     if standings is None and team.dadb is not None:
         standings = await asyncio.to_thread(team.standings)
-    # `asked` keeps the offered indices in the order they answered, `stages` the stage each answered in.
+    # `asked` keeps the offered indices in the order they answered, `rounds` the round each answered in.
     asked: list[int] = []
-    stages: list[int] = []
+    rounds: list[int] = []
     answers: list[AgentAnswer] = []
     values: list[str | None] = []
     scores: dict[int, Score] = {}
@@ -139,14 +139,14 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
     if team.skills is not None:  # embedding and searching the nearest past subtasks: off the event loop
         await asyncio.to_thread(reliability)
     pending = policy.first(offered, settings.asking.k, reliability)
-    stage = 0
+    round_ = 0
 
     while pending:
         fresh = await asyncio.gather(*(_ask(team, offered[i], prompt, budget, settings.limits.call_timeout_s)
                                        for i in pending))
         asked.extend(pending)
-        stages.extend([stage] * len(pending))
-        stage += 1
+        rounds.extend([round_] * len(pending))
+        round_ += 1
         answers.extend(fresh)
         values.extend(final_value(a.text) if a.ok else None for a in fresh)
         candidates = [offered[i] for i in asked]
@@ -156,10 +156,10 @@ async def run_fine_stage(run: RunContext, offered: Sequence[Candidate], policy: 
         scores = await _judge(run, items, usable)
         if len(asked) == len(offered):  # nobody left to ask (always so for the paper's fixed k)
             break
-        more = policy.more(offered, _seen(asked, values, scores, stages), reliability)
+        more = policy.more(offered, _seen(asked, values, scores, rounds), reliability)
         pending = [i for i in more if 0 <= i < len(offered) and i not in asked]
     usable = [i for i, answer in enumerate(answers) if answer.ok]
-    chosen = policy.keep(_seen(asked, values, scores, stages))
+    chosen = policy.keep(_seen(asked, values, scores, rounds))
     if chosen is not None and chosen in asked:
         kept: int | None = asked.index(chosen)
     else:

@@ -9,9 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from reso.graphs.planners.base import PlannerName
+__all__ = ["ContextPolicy", "Integration", "PlanSettings", "PlannerName", "Schedule"]
 
-__all__ = ["ContextPolicy", "Integration", "PlanSettings", "Schedule"]
+
+class PlannerName(StrEnum):
+    """The planners a run may name (`reso.graphs.planners.auto.make_planner`, the setting `plan.planner`)."""
+
+    AUTO = "auto"
+    STRUCTURAL = "structural"
+    LLM = "llm"
+    GIVEN = "given"
 
 
 class ContextPolicy(StrEnum):

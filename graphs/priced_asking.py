@@ -46,12 +46,11 @@ import numpy as np
 
 from reso.agents.selection.selector import Candidate
 from reso.graphs.asking import Asked, Reliability, known_records, model_of, settled_models
+from reso.graphs.asking_config import DEFAULT_K_MAX
 from reso.reward.peer_errors import PeerErrors
 
-__all__ = ["DEFAULT_K_MAX", "PricedAsking", "expected_price"]
+__all__ = ["PricedAsking", "expected_price"]
 
-DEFAULT_K_MAX = 4
-"""The most answers a subtask gets when the settings name no `k_max`."""
 COINCIDENCE = 0.2
 """How often two wrong answers coincide when no error table says (`PeerErrors`' own default)."""
 FIT_SHARE = 0.5
@@ -171,7 +170,7 @@ class PricedAsking:
         if not 0.0 <= self.discrimination <= 1.0:
             raise ValueError(f"discrimination must be in [0, 1], got {self.discrimination}")
 
-    def pool_size(self, k: int) -> int:
+    def slate_size(self, k: int) -> int:
         return max(self.k_max, self.slate)
 
     def first(self, candidates: Sequence[Candidate], k: int, reliability: Reliability | None = None) -> list[int]:

@@ -8,9 +8,9 @@ by the code that acts on it and handed to it unchanged:
 |-------------|-----------------------------------------------|-------------------------------------------|
 | `plan`      | `reso.graphs.plan_settings.PlanSettings`      | the planner and the DAG run               |
 | `selection` | `reso.agents.selection.config.SelectorConfig` | the coarse stage (`policies`, `selector`) |
-| `asking`    | `reso.graphs.escalation.AskingConfig`         | the fine stage (`policy_for`)             |
+| `asking`    | `reso.graphs.asking_config.AskingConfig`      | the fine stage (`policy_for`)             |
 | `reward`    | `reso.reward.settings.RewardSettings`         | the CRM (`reso.reward.registry`)          |
-| `limits`    | `reso.graphs.budget.QuestionLimits`           | each question's budget and call timeout   |
+| `limits`    | `reso.graphs.limits.QuestionLimits`           | each question's budget and call timeout   |
 
 Every setting has a default that runs offline on the default pool (with its trained DADB). Environment
 variables are never read here: callers (the CLI, Studio's assistant context, the Python API) pass settings
@@ -29,8 +29,9 @@ from typing import Any
 
 from reso.agents.dadb.base import Mode
 from reso.agents.selection.config import SelectorConfig, check_answer_value
-from reso.graphs.budget import QuestionLimits
-from reso.graphs.escalation import AskingConfig
+from reso.agents.selection.policies import selection_policy
+from reso.graphs.asking_config import AskingConfig
+from reso.graphs.limits import QuestionLimits
 from reso.graphs.plan_settings import PlanSettings
 from reso.graphs.settings_tree import apply, flat_values, load_settings_file, settings_of
 from reso.reward.settings import RewardSettings
@@ -78,6 +79,7 @@ class ReSoSettings:
         except ValueError:
             raise ValueError(f"unknown mode {self.mode!r}; choose one of {', '.join(Mode)}") from None
         object.__setattr__(self, "answer_value_usd", check_answer_value(self.answer_value_usd))
+        selection_policy(self.selection.policy)  # an unknown name fails here, naming the registered ones
 
     def with_changes(self, changes: Mapping[str, Any], where: str = "settings") -> ReSoSettings:
         """These settings with `changes`: dotted keys (`{"asking.k": 3}`) or a mapping nested by section

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import sys
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,7 +26,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import TypeAdapter, ValidationError
 
 T = TypeVar("T")
 
@@ -77,6 +77,8 @@ class Setting:
 
     def check(self, value: Any, where: str) -> Any:
         """`value` as this setting's type, or a `SettingsError` naming the key and `where`."""
+        from pydantic import ValidationError
+
         try:
             return _adapter(self.hint).validate_python(value)
         except ValidationError as error:
@@ -85,7 +87,11 @@ class Setting:
 
 
 @functools.cache
-def _adapter(hint: Any) -> TypeAdapter[Any]:
+def _adapter(hint: Any) -> Any:
+    """pydantic's validator for `hint` (a `TypeAdapter`), imported when a value is first checked: building the
+    command line's options from the trees reads their types only."""
+    from pydantic import TypeAdapter
+
     return TypeAdapter(hint)
 
 
@@ -93,24 +99,38 @@ def _is_section(hint: Any) -> bool:
     return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
 
+def _hints(root: type) -> dict[str, Any]:
+    """The type of each field of `root` that names one this module can see: a field typed by a class imported
+    for type checking only (a backend, a run's recorded benchmark) is neither a setting nor a section."""
+    module = vars(sys.modules[root.__module__])
+    hints: dict[str, Any] = {}
+    for item in dataclasses.fields(root):
+        try:
+            hints[item.name] = typing.get_type_hints(_one_field(item), module)["value"]
+        except NameError:
+            continue
+    return hints
+
+
+def _one_field(item: dataclasses.Field[Any]) -> Any:
+    holder = type("_Field", (), {"__annotations__": {"value": item.type}})
+    return holder
+
+
 @functools.cache
 def settings_of(root: type, prefix: str = "") -> tuple[Setting, ...]:
     """Every setting of the tree `root`, depth first, keyed from `prefix`."""
-    hints = typing.get_type_hints(root)
+    hints = _hints(root)
     found: list[Setting] = []
     for item in dataclasses.fields(root):
         key = f"{prefix}{item.name}"
+        if item.name not in hints:
+            continue
         if _is_section(hints[item.name]):
             found.extend(settings_of(hints[item.name], f"{key}."))
         elif "description" in item.metadata:
             found.append(Setting(key, root, item, hints[item.name]))
     return tuple(found)
-
-
-def sections_of(root: type) -> dict[str, type]:
-    """The sections of `root` by name."""
-    hints = typing.get_type_hints(root)
-    return {item.name: hints[item.name] for item in dataclasses.fields(root) if _is_section(hints[item.name])}
 
 
 def _by_key(root: type) -> dict[str, Setting]:

@@ -80,7 +80,7 @@ class Subtask:
         policy = team.asking or policy_for(
             settings.asking, errors=peer_errors(team.scorer),
             answer_value_usd=self.answer_value(settings.answer_value_usd), discrimination=team.scorer.discrimination)
-        offered, standings = await asyncio.to_thread(self._coarse_stage, run, policy.pool_size(settings.asking.k))
+        offered, standings = await asyncio.to_thread(self._coarse_stage, run, policy.slate_size(settings.asking.k))
         emit({"event": "candidates", "id": self.id,
               "candidates": [{"agent": c.agent.id, "score": c.score} for c in offered]})
         judged = await run_fine_stage(run, offered, policy, prompt=prompt, instruction=self.instruction,

@@ -68,7 +68,8 @@ class SelectorConfig:
 
     policy: str = field(default="reputation", metadata=_doc(
         "How candidates are chosen: reputation (ReSo's bandit score over the profile index, `variant`) or random "
-        "(the paper's ablation); a registered policy's name (`reso.agents.selection.policies`)."))
+        "(the paper's ablation); a registered policy's name (`reso.agents.selection.policies`; the run settings "
+        "refuse one that is not registered)."))
     variant: Variant = field(default=Variant.THOMPSON, metadata=_doc(
         "'thompson' (default): Thompson sampling on Beta posteriors; 'kl-ucb': the KL upper confidence bound; "
         "'moss': the anytime MOSS index; 'normalized': the smoothed mean with a UCB bonus; all four price a "
@@ -117,9 +118,6 @@ class SelectorConfig:
     """The variant-dependent constants that were left None and resolved to the variant's."""
 
     def __post_init__(self) -> None:
-        from reso.agents.selection.policies import selection_policy
-
-        selection_policy(self.policy)  # an unknown name fails here, naming the registered ones
         variant = _member(Variant, self.variant, "selection.variant")
         paper = variant == Variant.PAPER
         resolved = {

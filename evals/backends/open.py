@@ -1,5 +1,4 @@
-"""Choosing a backend: `BackendOptions` (the `backend` section of `reso eval`'s and `reso demo`'s settings) and
-`open_backend`.
+"""Opening the backend a command names (`BackendOptions`, the `backend` section of its settings): `open_backend`.
 
 It sits above both backends (`base.py`'s in-process default and `ray_backend.py`), which raise `base.py`'s
 errors, so that neither backend imports the other.
@@ -9,32 +8,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reso.evals.backends.base import Backend, BackendSetupError
+from reso.evals.backends.options import BackendOptions
 
 __all__ = ["BackendOptions", "open_backend"]
-
-
-@dataclass(kw_only=True, frozen=True)
-class BackendOptions:
-    """Where a command answers its questions."""
-
-    kind: str = field(default="local", metadata={"answers": False, "description": (
-        "local: this process | ray: Ray workers, each with its own team (README, cluster).")})
-    address: str = field(default="", metadata={"answers": False, "description": (
-        "With kind ray: the Ray cluster to join (HOST:PORT, or auto); empty: a local Ray instance.")})
-    workers: int = field(default=2, metadata={"answers": False, "description": (
-        "With kind ray: workers (Ray actors) to start (per run, for reso demo).")})
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("local", "ray"):
-            raise ValueError(f"backend.kind must be local or ray, got {self.kind!r}")
-        if self.address and self.kind != "ray":
-            raise ValueError("backend.address goes with backend.kind ray")
-        if self.workers < 1:
-            raise ValueError(f"backend.workers must be >= 1, got {self.workers}")
 
 
 @contextlib.contextmanager

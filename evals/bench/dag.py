@@ -144,7 +144,7 @@ class DagBench:
         from reso.agents.selection.embeddings import load_embedder
         from reso.agents.selection.selector import ReputationSelector
         from reso.graphs.api import ReSo
-        from reso.graphs.planners.base import PlannerName
+        from reso.graphs.plan_settings import PlannerName
         from reso.graphs.team import Team
         from reso.reward.registry import build_scorer
 

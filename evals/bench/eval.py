@@ -104,8 +104,7 @@ async def _run(team: Any, problems: Sequence[Problem], out: Path, *, concurrency
     from reso.evals.methods import parse_method
     from reso.evals.runner import run_eval
     from reso.graphs.escalation import AskingRule
-    from reso.graphs.planners.base import PlannerName
-    from reso.graphs.plan_settings import Integration
+    from reso.graphs.plan_settings import Integration, PlannerName
     from reso.graphs.settings import ReSoSettings
 
     # Integration steps are selected like the others, so a fake agent (and its latency) is on every step; k

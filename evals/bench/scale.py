@@ -30,8 +30,7 @@ from typing import Any
 from reso.agents.dadb.base import Mode
 from reso.evals.bench.eval import PLAN_DEPTH, bench_problems, bench_team
 from reso.graphs.escalation import AskingRule
-from reso.graphs.planners.base import PlannerName
-from reso.graphs.plan_settings import Integration
+from reso.graphs.plan_settings import Integration, PlannerName
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
 

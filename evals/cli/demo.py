@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from reso.evals.backends.open import BackendOptions
+from reso.evals.backends.options import BackendOptions
 from reso.evals.cli.errors import fail
 from reso.evals.cli.interrupt import answers_saved, resumable
 from reso.evals.cli.paths import out_folder

@@ -1,6 +1,6 @@
-"""How `reso demo` shows its progress: on a terminal one live display (the benchmark and its stage, the
+"""How `reso demo` shows its progress: on a terminal one live display (the benchmark and its phase, the
 current run's items with accuracy, cost and ETA, the benchmark's items with its ETA, the whole job's items
-with its ETA and time in all, a timer while a fit stage runs, a CRM fitted in the background; redrawn four
+with its ETA and time in all, a timer while a fit phase runs, a CRM fitted in the background; redrawn four
 times a second, fits included), with a line per finished run above it; anywhere else (a pipe, a file, CI)
 that line per finished run alone, plain text. Both write to standard error, and neither reads a line as rich markup or
 highlights it.
@@ -43,8 +43,8 @@ class PlainProgress:
     def plan(self, benchmark: str, runs: Sequence[PlannedRun]) -> None:
         self.tally.plan(benchmark, runs)
 
-    def start_stage(self, benchmark: str, stage: str) -> None:
-        self.tally.start_stage(benchmark, stage)
+    def start_phase(self, benchmark: str, phase: str) -> None:
+        self.tally.start_phase(benchmark, phase)
 
     def run_started(self, run: RunStart) -> None:
         self.tally.run_started(run)
@@ -93,17 +93,17 @@ class LiveProgress(PlainProgress):
         with self._drawing:
             self.console.print(Text(line, style="dim"))
 
-    def start_stage(self, benchmark: str, stage: str) -> None:
-        previous = self.tally.current_stage
+    def start_phase(self, benchmark: str, phase: str) -> None:
+        previous = self.tally.current_phase
         if previous is None or previous.benchmark != benchmark:
             with self._drawing:
                 self.console.print(Text(benchmark, style="bold"))
-        super().start_stage(benchmark, stage)
+        super().start_phase(benchmark, phase)
 
     def render(self) -> RenderableType:
         tally = self.tally
         elapsed = Text(f" · {clock_text(tally.elapsed())} elapsed", style="dim")
-        self._spinner.update(text=Text.assemble((tally.benchmark, "bold"), " · ", tally.stage, elapsed))
+        self._spinner.update(text=Text.assemble((tally.benchmark, "bold"), " · ", tally.phase, elapsed))
         # The bar takes what the other columns leave, up to BAR_WIDTH; on a narrow terminal a long label is
         # cut short rather than the bar.
         rows = Table.grid(padding=(0, 1))
@@ -130,10 +130,10 @@ class LiveProgress(PlainProgress):
                          ProgressBar(total, done), f"{done}/{total}",
                          Text(f"{eta_text(tally.job_eta())} · {total_text(tally.job_total())}"))
         lines: list[RenderableType] = [self._spinner, rows]
-        stage = tally.current_stage
-        if stage is not None and stage.name in FITS and current is None:  # a timer while a fit runs
-            left = tally.stage_eta()
-            lines.append(Text(f"  {stage.name}: {clock_text(tally.clock() - stage.started)}, "
+        phase = tally.current_phase
+        if phase is not None and phase.name in FITS and current is None:  # a timer while a fit runs
+            left = tally.phase_eta()
+            lines.append(Text(f"  {phase.name}: {clock_text(tally.clock() - phase.started)}, "
                               f"{'ETA ' + clock_text(left) if left is not None else 'not timed before'}",
                               style="dim"))
         for task, state in tally.background.items():

@@ -2,16 +2,16 @@
 (`reso.evals.cli.demo_progress`), kept apart from the drawing so that it is checked without a terminal.
 
 The job's ETA is its elapsed time plus what is left: every run planned for every benchmark (the job plans
-them all before the first starts), each at its measured pace, and every stage's own work outside runs (the
-CRM fits above all) at the time that stage took on an earlier benchmark, in proportion to the benchmarks'
-items. What is known is never dropped: a stage running past its estimate adds to the elapsed time, not less
+them all before the first starts), each at its measured pace, and every phase's own work outside runs (the
+CRM fits above all) at the time that phase took on an earlier benchmark, in proportion to the benchmarks'
+items. What is known is never dropped: a phase running past its estimate adds to the elapsed time, not less
 to what is left.
 
 Paces come from the items answered now, never from resumed ones. A running run's pace is read from its
 items since the first one came (a run's first item waits for its team to be built, which says nothing of
 the rest); a run not started yet goes at the pace earlier runs of its kind had, whole runs counted: the same
 method family in the same mode when one has run (a `single:` run after a `single:` run), else any run of
-that mode. Without a pace for some run (the first benchmark's test runs, while it trains), a fit stage no
+that mode. Without a pace for some run (the first benchmark's test runs, while it trains), a fit phase no
 benchmark has timed yet, or while a task in another process runs (its end cannot be foreseen), the ETA is a
 lower bound, and says so.
 """
@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reso.evals.jobs.events import FITS, STAGES, WAITING_FOR_CRM, PlannedRun, RunStart
+from reso.evals.jobs.events import FITS, PHASES, WAITING_FOR_CRM, PlannedRun, RunStart
 
 
 @dataclass
@@ -42,8 +42,8 @@ class RunTally:
 
 
 @dataclass
-class StageTally:
-    """The stage in progress, and the seconds of it its finished runs took."""
+class PhaseTally:
+    """The phase in progress, and the seconds of it its finished runs took."""
 
     benchmark: str
     name: str
@@ -76,17 +76,17 @@ class Tally:
     finished: dict[tuple[str, str], int] = field(default_factory=dict)
     """Finished runs: (benchmark, folder name) → items its folder holds."""
     current: RunTally | None = None
-    current_stage: StageTally | None = None
+    current_phase: PhaseTally | None = None
     background: dict[str, Background] = field(default_factory=dict)
     _paces: dict[str, tuple[float, int]] = field(default_factory=dict)
     """Seconds and items answered now, by mode and by `_kind`."""
-    _stage_work: dict[str, tuple[float, int]] = field(default_factory=dict)
-    """By stage: the seconds its finished instances spent outside runs, and their benchmarks' items."""
+    _phase_work: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """By phase: the seconds its finished instances spent outside runs, and their benchmarks' items."""
 
     @property
-    def stage(self) -> str:
-        """The stage in progress ('' before the first)."""
-        return self.current_stage.name if self.current_stage is not None else ""
+    def phase(self) -> str:
+        """The phase in progress ('' before the first)."""
+        return self.current_phase.name if self.current_phase is not None else ""
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -100,13 +100,13 @@ class Tally:
         self.plans[benchmark] = list(runs)
         self.benchmark = self.benchmark or benchmark
 
-    def start_stage(self, benchmark: str, stage: str) -> None:
-        now, ended = self.clock(), self.current_stage
+    def start_phase(self, benchmark: str, phase: str) -> None:
+        now, ended = self.clock(), self.current_phase
         if ended is not None and ended.name != WAITING_FOR_CRM:  # a wait is the other process's time
-            spent, items = self._stage_work.get(ended.name, (0.0, 0))
-            self._stage_work[ended.name] = (spent + self._outside_runs(ended, now), items + self._size(ended.benchmark))
+            spent, items = self._phase_work.get(ended.name, (0.0, 0))
+            self._phase_work[ended.name] = (spent + self._outside_runs(ended, now), items + self._size(ended.benchmark))
         self.benchmark = benchmark
-        self.current_stage = StageTally(benchmark, stage, now)
+        self.current_phase = PhaseTally(benchmark, phase, now)
 
     def run_started(self, run: RunStart) -> None:
         self.current = RunTally(run, self.clock(), run.done, run.correct, run.cost_usd)
@@ -131,8 +131,8 @@ class Tally:
             for key in (run.mode, _kind(run.mode, run.label)):
                 spent, items = self._paces.get(key, (0.0, 0))
                 self._paces[key] = (spent + seconds, items + current.live)
-        if self.current_stage is not None:
-            self.current_stage.in_runs += seconds
+        if self.current_phase is not None:
+            self.current_phase.in_runs += seconds
         self.finished[(run.benchmark, run.folder.name)] = int(summary["n"])
         self.current = None
         return current
@@ -170,7 +170,7 @@ class Tally:
         return current is not None and current.run.benchmark == benchmark and current.run.folder.name == planned.folder
 
     def _size(self, benchmark: str) -> int:
-        """A benchmark's items, all runs together: what a stage's work outside runs is scaled by."""
+        """A benchmark's items, all runs together: what a phase's work outside runs is scaled by."""
         return sum(planned.items for planned in self.plans.get(benchmark, []))
 
     def items(self, benchmarks: Sequence[str] | None = None) -> tuple[int, int]:
@@ -193,35 +193,35 @@ class Tally:
         return (sum((self.benchmark, planned.folder) in self.finished for planned in self.planned),
                 len(self.planned))
 
-    def _outside_runs(self, stage: StageTally, now: float) -> float:
-        """The seconds `stage` has spent outside its runs up to `now`."""
+    def _outside_runs(self, phase: PhaseTally, now: float) -> float:
+        """The seconds `phase` has spent outside its runs up to `now`."""
         in_run = now - self.current.started if self.current is not None else 0.0
-        return max(now - stage.started - stage.in_runs - in_run, 0.0)
+        return max(now - phase.started - phase.in_runs - in_run, 0.0)
 
-    def stage_eta(self, benchmark: str | None = None, stage: str | None = None) -> float | None:
-        """Seconds the work of `stage` outside its runs should still take on `benchmark` (default: the stage in
-        progress): a fit stage no benchmark has timed yet is None (unknown); another stage, 0 until timed."""
-        benchmark, stage = benchmark or self.benchmark, stage or self.stage
-        expected: float | None = None if stage in FITS else 0.0
-        if stage in self._stage_work:
-            spent, items = self._stage_work[stage]
+    def phase_eta(self, benchmark: str | None = None, phase: str | None = None) -> float | None:
+        """Seconds the work of `phase` outside its runs should still take on `benchmark` (default: the phase in
+        progress): a fit phase no benchmark has timed yet is None (unknown); another phase, 0 until timed."""
+        benchmark, phase = benchmark or self.benchmark, phase or self.phase
+        expected: float | None = None if phase in FITS else 0.0
+        if phase in self._phase_work:
+            spent, items = self._phase_work[phase]
             expected = spent * self._size(benchmark) / items if items else spent
-        running = self.current_stage
-        if running is None or (running.benchmark, running.name) != (benchmark, stage) or expected is None:
+        running = self.current_phase
+        if running is None or (running.benchmark, running.name) != (benchmark, phase) or expected is None:
             return expected
         return max(expected - self._outside_runs(running, self.clock()), 0.0)
 
-    def _stages_left(self, benchmark: str) -> list[str]:
-        """The stages of `benchmark` (the current one or one to come) in progress or to come, but the waits."""
-        first = STAGES.index(self.stage) if benchmark == self.benchmark and self.stage in STAGES else 0
-        return [stage for stage in STAGES[first:] if stage != WAITING_FOR_CRM]
+    def _phases_left(self, benchmark: str) -> list[str]:
+        """The phases of `benchmark` (the current one or one to come) in progress or to come, but the waits."""
+        first = PHASES.index(self.phase) if benchmark == self.benchmark and self.phase in PHASES else 0
+        return [phase for phase in PHASES[first:] if phase != WAITING_FOR_CRM]
 
     def _eta(self, benchmarks: Sequence[str]) -> tuple[float, bool]:
         """Seconds `benchmarks` (the current one and those to come) should still take, and whether that is all
         (module docstring)."""
         eta, known = 0.0, not any(task.ended is None for task in self.background.values())
         for benchmark in benchmarks:
-            parts: list[float | None] = [self.stage_eta(benchmark, stage) for stage in self._stages_left(benchmark)]
+            parts: list[float | None] = [self.phase_eta(benchmark, phase) for phase in self._phases_left(benchmark)]
             for planned in self.plans.get(benchmark, []):
                 if (benchmark, planned.folder) in self.finished:
                     continue
@@ -236,7 +236,7 @@ class Tally:
 
     def benchmark_eta(self) -> tuple[float, bool]:
         """Seconds the current benchmark should still take, and whether that is all it should take: a lower
-        bound without a pace for some run or a time for some fit stage, or while a task in another process
+        bound without a pace for some run or a time for some fit phase, or while a task in another process
         runs."""
         return self._eta([self.benchmark])
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from reso.evals.backends.open import BackendOptions
+from reso.evals.backends.options import BackendOptions
 from reso.evals.cli.interrupt import answers_saved, resumable
 from reso.evals.cli.settings_options import GivenSettings, Tree, settings_options
-from reso.evals.eval_config import RunOptions
+from reso.evals.run_options import RunOptions
 from reso.graphs.settings import FORMER_NAMES, ReSoSettings
 
 if TYPE_CHECKING:

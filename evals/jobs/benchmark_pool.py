@@ -4,7 +4,7 @@ its training composites ask.
 A pool may hold models recorded on one benchmark only (the open world's Qwen2.5 models answer MATH, not
 GSM8K). Such a model cannot answer the other benchmark's questions: as a single-model baseline it would be a
 0 % row, in a vote a voter that never votes, in ReSo an agent training has to learn to avoid. So each
-benchmark's team leaves out every replay model that records fewer than `MIN_RECORDED` of the distinct
+benchmark's pool leaves out every replay model that records fewer than `MIN_RECORDED` of the distinct
 questions (by the recordings' question ids) of the benchmark's training composites; ReSo, every single
 model, the votes, the cascade, random and the oracle then all see the same roster. Models that are not
 replays (live endpoints, tools) always stay: nothing says in advance what they can answer.
@@ -29,10 +29,10 @@ from reso.agents.pool import Pool, load_pool, read_pool_document
 from reso.agents.pool_source import absolute_document
 from reso.agents.profiles import AgentKind, Provider
 from reso.evals.datasets.problem import DatasetError, Problem
+from reso.evals.jobs.config import MIN_RECORDED
 
-__all__ = ["MIN_RECORDED", "BenchmarkRoster", "asked_questions", "benchmark_roster", "recorded_shares"]
+__all__ = ["BenchmarkRoster", "asked_questions", "benchmark_roster", "recorded_shares"]
 
-MIN_RECORDED = 0.9
 """The share of a benchmark's training questions a replay model must record to be on its team."""
 POOL_FILE = "pool.yaml"
 

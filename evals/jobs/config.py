@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reso.evals.backends.base import Backend
-from reso.evals.jobs.benchmark_pool import MIN_RECORDED
-from reso.evals.jobs.recorded_benchmark import RecordedBenchmark
-from reso.graphs.escalation import AskingRule, EscalateTo
+if TYPE_CHECKING:
+    from reso.evals.backends.base import Backend
+    from reso.evals.jobs.recorded_benchmark import RecordedBenchmark
+from reso.graphs.asking_config import AskingRule, EscalateTo
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,9 @@ RESO_TEST: dict[str, Any] = {"asking.rule": AskingRule.PRICED, "asking.k_max": 4
 # The values of a right answer (USD a question) the frontier sweeps, fixed before any run: nine half-decades
 # from a hundredth of a cent, where only the cheapest models pay, to a dollar, where every check of the
 # strongest model does. Each is a test run of its own beside the ReSo row.
+MIN_RECORDED = 0.9
+"""A benchmark's pool keeps the replay models that record at least this share of its training composites'
+questions (`reso.evals.jobs.benchmark_pool`)."""
 ANSWER_VALUES: tuple[float, ...] = tuple(round(10 ** (j / 2 - 4), 6) for j in range(9))
 # The CRMs `reso demo` can fit on the training split (`reso.evals.jobs.crm_fit`); the first is the default.
 CRMS = ("calibrated", "vote", "staged")

@@ -62,7 +62,7 @@ from reso.evals.jobs.events import (
     LogProgress,
     PlannedRun,
 )
-from reso.evals.jobs.fine_stages import Stage, choose_by_record, stage_changes
+from reso.evals.jobs.fine_stages import FineStage, choose_by_record, stage_changes
 from reso.evals.jobs.runs import TRAINING_RUN, crm_runs, plan_runs, run_folder, run_method, run_table_row
 from reso.evals.method_kind import MethodKind
 from reso.evals.methods import llm_agents
@@ -75,7 +75,7 @@ from reso.reward.records import LabelledRecord, load_records
 
 def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],
                  answers: Sequence[LabelledRecord], run_records: Sequence[LabelledRecord], out: Path,
-                 progress: DemoProgress, own: set[str] | None = None) -> Stage:
+                 progress: DemoProgress, own: set[str] | None = None) -> FineStage:
     """ReSo's fine stage on this benchmark: chosen on a validation part of the training side with the
     calibrated CRM and the recorded `answers` to refit it on (`reso.evals.jobs.validation`; `run_records`: the
     training run's), else by the training record (`choose_by_record`); the choice and why go to `progress`."""
@@ -119,7 +119,7 @@ def train(config: DemoConfig, base: ReSoSettings, dataset: str, problems: Sequen
 
 
 def fitted_reso(config: DemoConfig, judged: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],
-                out: Path, progress: DemoProgress) -> tuple[ReSoSettings, Stage, dict[Stage, dict[str, Any]]]:
+                out: Path, progress: DemoProgress) -> tuple[ReSoSettings, FineStage, dict[FineStage, dict[str, Any]]]:
     """ReSo's test settings once its judges are fitted on the training side (`judged`: with the fitted CRM):
     the question skills and the peer stages' error table on the benchmark's own files' labelled answers (the
     training run's records without recordings), and the fine stage chosen (`choose_stage`); with the stage and
@@ -194,7 +194,7 @@ def run_benchmark(config: DemoConfig, prepared: Prepared, progress: DemoProgress
     title, out, base = prepared.benchmark.title, prepared.out, prepared.base
     train_set, test_set, train_problems, test_problems = (prepared.train_set, prepared.test_set, prepared.train,
                                                           prepared.test)
-    progress.start_stage(title, TRAINING)
+    progress.start_phase(title, TRAINING)
     train(config, base, train_set, train_problems, out, progress, title)
 
     without_crm = base.replace({"reward.scorer": "consensus", **RESO_TEST}, mode=Mode.TEST)
@@ -202,25 +202,25 @@ def run_benchmark(config: DemoConfig, prepared: Prepared, progress: DemoProgress
     singles = [f"single:{agent}" for agent in llm_agents(team.pool)]
     others = ["oracle", *recorded_baselines(team, progress.note)]
     progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others]))
-    progress.start_stage(title, BASELINES)
+    progress.start_phase(title, BASELINES)
     # (label, method, run folder, settings)
     done = {method: run_table_row(config, test_set, test_problems, out,
                                   (method, method, run_folder(method), without_crm), progress, title)
             for method in [*singles, *others]}
 
     if config.crm == "calibrated":
-        progress.start_stage(title, WAITING_FOR_CRM)
+        progress.start_phase(title, WAITING_FOR_CRM)
     crm_ready()
-    progress.start_stage(title, FITTING_CRM)
+    progress.start_phase(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, prepared.world)
     progress.note(f"CRM fitted on the training split: {scorer}")
     test, stage, stages = fitted_reso(config, base.replace({"reward.scorer": scorer, **RESO_TEST}, mode=Mode.TEST), team,
                                       train_set, train_problems, out, progress)
-    if stage != Stage.CRM:  # the plan guessed the CRM stage: its rows change names
+    if stage != FineStage.CRM:  # the plan guessed the CRM stage: its rows change names
         progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
     runs = [(label, method, folder, test.replace(changes) if changes else test)
             for label, method, folder, changes in crm_runs(config, stage, stages)]
-    progress.start_stage(title, TESTING_RESO)
+    progress.start_phase(title, TESTING_RESO)
     done |= {run[0]: run_table_row(config, test_set, test_problems, out, run, progress, title)
              for run in runs}
 

@@ -1,4 +1,4 @@
-"""What the main job (`reso.evals.jobs.demo.run_demo`) reports while it runs: the benchmark and its stage, the
+"""What the main job (`reso.evals.jobs.demo.run_demo`) reports while it runs: the benchmark and its phase, the
 runs planned ahead, each run's start, items and end, and the CRM fitted in the background.
 
 The job calls a `DemoProgress`; how it is shown is the caller's (`reso demo` draws a live display on a
@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-# The stages of one benchmark, in the order they come.
+# The phases of one benchmark, in the order they come.
 TRAINING = "training ReSo"
 BASELINES = "testing the baselines"
 WAITING_FOR_CRM = "waiting for the general CRM"
 FITTING_CRM = "fitting the CRM"
 TESTING_RESO = "testing ReSo"
-STAGES = (TRAINING, BASELINES, WAITING_FOR_CRM, FITTING_CRM, TESTING_RESO)
+PHASES = (TRAINING, BASELINES, WAITING_FOR_CRM, FITTING_CRM, TESTING_RESO)
 FITS = (FITTING_CRM,)
-"""The stages whose work is a fit rather than runs of items (the CRM, the question skills, the fine stage's
+"""The phases whose work is a fit rather than runs of items (the CRM, the question skills, the fine stage's
 validation): how long one takes is known once one has been timed."""
 
 Log = Callable[[str], None]
@@ -68,8 +68,8 @@ class DemoProgress(Protocol):
         """The runs of `benchmark`, all of them in order; sent for every benchmark of the job before the first
         starts (in the job's order), and again when training settles which baselines its record allows."""
 
-    def start_stage(self, benchmark: str, stage: str) -> None:
-        """`benchmark` (its title) enters `stage` (one of `STAGES`, in their order; a benchmark without a general
+    def start_phase(self, benchmark: str, phase: str) -> None:
+        """`benchmark` (its title) enters `phase` (one of `PHASES`, in their order; a benchmark without a general
         CRM to wait for skips `WAITING_FOR_CRM`)."""
 
     def run_started(self, run: RunStart) -> None: ...
@@ -96,7 +96,7 @@ class LogProgress:
     def plan(self, benchmark: str, runs: Sequence[PlannedRun]) -> None:
         pass
 
-    def start_stage(self, benchmark: str, stage: str) -> None:
+    def start_phase(self, benchmark: str, phase: str) -> None:
         pass
 
     def run_started(self, run: RunStart) -> None:

@@ -35,7 +35,7 @@ from reso.reward.records import LabelledRecord
 from reso.reward.reliability_vote import record_reliability
 
 
-class Stage(StrEnum):
+class FineStage(StrEnum):
     """A fine stage the main job compares (see the module docstring); iterated in this order."""
 
     CRM = "crm"
@@ -49,12 +49,13 @@ RECORDS_ONLY = "reliability"
 
 
 # How the tables name a ReSo row run with each stage.
-STAGE_LABELS: dict[Stage, str] = {Stage.CRM: "CRM stage", Stage.PEER: "peer stage",
-                                  Stage.PEER_ON_RECORDS: "peer stage on records", Stage.JUDGE: "judge stage"}
+STAGE_LABELS: dict[FineStage, str] = {FineStage.CRM: "CRM stage", FineStage.PEER: "peer stage",
+                                      FineStage.PEER_ON_RECORDS: "peer stage on records",
+                                      FineStage.JUDGE: "judge stage"}
 
 
 def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path,
-                  embedder: str = "minilm") -> dict[Stage, dict[str, Any]]:
+                  embedder: str = "minilm") -> dict[FineStage, dict[str, Any]]:
     """Each stage's changes to ReSo's test settings, given the fitted CRM `crm`. The two peer posteriors
     share one pairwise error table, counted on `answers` (labelled answers of the pool's models to the
     training side's questions), and the judge is fitted on them (its question skills embedded by `embedder`);
@@ -69,22 +70,22 @@ def stage_changes(crm: str, answers: Sequence[LabelledRecord], folder: Path,
     save_peer_posterior(on_crm, crm, errors)
     save_peer_posterior(on_records, RECORDS_ONLY, errors)
     judge = fit_signals_judge(answers, load_embedder(embedder)).save(folder / "judge")
-    return {Stage.CRM: {"reward.scorer": crm}, Stage.PEER: {"reward.scorer": f"peer:{on_crm}"},
-            Stage.PEER_ON_RECORDS: {"reward.scorer": f"peer:{on_records}"},
-            Stage.JUDGE: {"reward.scorer": f"signals:{judge}"}}
+    return {FineStage.CRM: {"reward.scorer": crm}, FineStage.PEER: {"reward.scorer": f"peer:{on_crm}"},
+            FineStage.PEER_ON_RECORDS: {"reward.scorer": f"peer:{on_records}"},
+            FineStage.JUDGE: {"reward.scorer": f"signals:{judge}"}}
 
 
-def choose_by_record(team: Team) -> tuple[Stage, str]:
+def choose_by_record(team: Team) -> tuple[FineStage, str]:
     """The stage by the rule of the module docstring, and why (one line)."""
     try:
         first, second = best_recorded(team, 2)
     except MethodError:
-        return Stage.CRM, f"fewer than two models with a training record: the {STAGE_LABELS[Stage.CRM]}"
+        return FineStage.CRM, f"fewer than two models with a training record: the {STAGE_LABELS[FineStage.CRM]}"
     records = [record_reliability(*(team.model_record(agent) or (0.0, 0))) for agent in (first, second)]
     gap = records[0] - records[1]
     names = [team.agent(agent).model.model_name for agent in (first, second)]
     why = (f"the two best training records, {names[0]} {records[0]:.2f} and {names[1]} {records[1]:.2f}, are "
            f"{gap:.2f} apart")
     if gap <= PEER_MARGIN:
-        return Stage.PEER, f"{why}: peers, the peer stage"
-    return Stage.CRM, f"{why}: one model ahead, the CRM stage"
+        return FineStage.PEER, f"{why}: peers, the peer stage"
+    return FineStage.CRM, f"{why}: one model ahead, the CRM stage"

@@ -14,7 +14,7 @@ from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.jobs.config import DemoConfig
 from reso.evals.jobs.events import DemoProgress, PlannedRun, RunStart
-from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage
+from reso.evals.jobs.fine_stages import STAGE_LABELS, FineStage
 from reso.evals.methods import parse_method
 from reso.evals.reports.report import write_run_report
 from reso.evals.runner import run_eval
@@ -88,8 +88,8 @@ def value_label(value: float) -> str:
     return f"reso (answer worth ${value:g})"
 
 
-def crm_runs(config: DemoConfig, stage: Stage = Stage.CRM,
-             stages: Mapping[Stage, dict[str, Any]] | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
+def crm_runs(config: DemoConfig, stage: FineStage = FineStage.CRM,
+             stages: Mapping[FineStage, dict[str, Any]] | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
     """The test runs that use the fitted CRM, in the order they run: (label, method, run folder, changes to
     ReSo's test settings, which use the fine stage `stage`): the ReSo row, the frontier's sweep of the value
     of a right answer, the other variants; then ReSo with each other fine stage (`stages`: each stage's
@@ -100,12 +100,12 @@ def crm_runs(config: DemoConfig, stage: Stage = Stage.CRM,
     runs += [(f"reso ({label})", "reso", run_folder(f"reso {label}"), changes)
              for label, changes in config.reso_variants.items()]
     runs += [(f"reso ({STAGE_LABELS[other]})", "reso", run_folder(f"reso {STAGE_LABELS[other]}"),
-              (stages or {}).get(other, {})) for other in Stage if other != stage]
+              (stages or {}).get(other, {})) for other in FineStage if other != stage]
     return [*runs, ("random", "random", run_folder("random"), {})]
 
 
 def plan_runs(config: DemoConfig, out: Path, train: Sequence[Problem], test: Sequence[Problem],
-              baselines: Sequence[str], stage: Stage = Stage.CRM) -> list[PlannedRun]:
+              baselines: Sequence[str], stage: FineStage = FineStage.CRM) -> list[PlannedRun]:
     """Every run of a benchmark in the order it runs, each with the items its folder holds already."""
     def planned(folder: str, label: str, mode: str, problems: Sequence[Problem]) -> PlannedRun:
         return PlannedRun(folder, label, mode, len(problems), len(resumed(out / folder, problems)))

@@ -32,7 +32,7 @@ from reso.agents.adapters.release_text import split_recorded
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.jobs.crm_fit import fit_skills, of_questions
-from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage, stage_changes
+from reso.evals.jobs.fine_stages import STAGE_LABELS, FineStage, stage_changes
 from reso.evals.methods import parse_method
 from reso.evals.reports.recordings import original_questions
 from reso.evals.runner import run_eval
@@ -44,13 +44,13 @@ VALIDATION_SHARE = 0.25
 """The share of the training composites (the last ones) that validation answers."""
 
 
-def worth_most(scores: dict[Stage, tuple[float, float]], value_usd: float, composites: int) -> tuple[Stage, str]:
+def worth_most(scores: dict[FineStage, tuple[float, float]], value_usd: float, composites: int) -> tuple[FineStage, str]:
     """The stage whose (accuracy, USD) over `composites` gives the most accuracy × `value_usd` less USD per
     composite (the cheaper, then the earlier stage, on a tie); and why. An infinite value reads accuracy alone."""
-    def worth(stage: Stage) -> tuple[float, float, int]:
+    def worth(stage: FineStage) -> tuple[float, float, int]:
         accuracy, usd = scores[stage]
         net = accuracy if math.isinf(value_usd) else accuracy * value_usd - usd / max(composites, 1)
-        return net, -usd, -list(Stage).index(stage)
+        return net, -usd, -list(FineStage).index(stage)
 
     return max(scores, key=worth), f"the most worth at ${value_usd:g} a right answer, net of its cost"
 
@@ -59,10 +59,10 @@ def worth_most(scores: dict[Stage, tuple[float, float]], value_usd: float, compo
 class StageChoice:
     """The stage validation chose, and each stage's accuracy and cost on the validation composites."""
 
-    stage: Stage
+    stage: FineStage
     composites: int
     scores: dict[str, tuple[float, float]]
-    """Stage → (accuracy, USD) on the validation composites."""
+    """FineStage → (accuracy, USD) on the validation composites."""
     rule: str = ""
 
     @property
@@ -161,7 +161,7 @@ def choose_on_validation(test: ReSoSettings, train: Sequence[Problem], dataset: 
     if test.asking.skills:  # the question skills too, without the validation composites' questions
         test = test.replace({"asking.skills": fit_skills(own_kept, out / "skills", test.selection.embedder)})
     scores = {stage: _run_stage(test.replace(changes[stage]), dataset, part, out / f"run-{stage.replace(' ', '-')}",
-                                concurrency) for stage in Stage}
+                                concurrency) for stage in FineStage}
     best, rule = worth_most(scores, test.answer_value_usd, len(part))
     choice = StageChoice(best, len(part), {stage: score for stage, score in scores.items()}, rule)
     (out / "choice.json").write_text(json.dumps({**asdict(choice), "why": choice.why}, indent=2), encoding="utf-8")

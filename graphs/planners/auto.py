@@ -14,7 +14,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from reso.graphs.dag import PlanError, TaskDAG
-from reso.graphs.planners.base import Planner, PlannerName, PlanResult
+from reso.graphs.plan_settings import PlannerName
+from reso.graphs.planners.base import Planner, PlanResult
 from reso.graphs.planners.given import GivenPlanner
 from reso.graphs.planners.llm import LLMPlanner
 from reso.graphs.planners.mas_format import looks_structural

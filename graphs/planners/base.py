@@ -4,19 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from reso.graphs.dag import TaskDAG
-
-
-class PlannerName(StrEnum):
-    """The planners a run may name (`reso.graphs.planners.auto.make_planner`, the setting `planner`)."""
-
-    AUTO = "auto"
-    STRUCTURAL = "structural"
-    LLM = "llm"
-    GIVEN = "given"
 
 
 @runtime_checkable

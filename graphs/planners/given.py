@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from reso.graphs.dag import FINAL_ID, PlanError, TaskDAG
-from reso.graphs.planners.base import ModelFreePlanner, PlannerName, PlanResult
+from reso.graphs.plan_settings import PlannerName
+from reso.graphs.planners.base import ModelFreePlanner, PlanResult
 from reso.graphs.planners.mas_format import parse_mas_steps
 
 

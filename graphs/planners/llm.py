@@ -22,7 +22,8 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reso.graphs.dag import PlanError, TaskDAG
-from reso.graphs.planners.base import PlannerName, PlanResult
+from reso.graphs.plan_settings import PlannerName
+from reso.graphs.planners.base import PlanResult
 
 
 class PlanStep(BaseModel):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.planners.base import ModelFreePlanner, PlannerName, PlanResult
+from reso.graphs.plan_settings import PlannerName
+from reso.graphs.planners.base import ModelFreePlanner, PlanResult
 from reso.graphs.planners.mas_format import parse_mas_steps
 
 

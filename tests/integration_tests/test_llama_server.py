@@ -32,7 +32,7 @@ from reso.agents.adapters.loader import load_chat_model  # noqa: E402
 from reso.agents.adapters.retry import RetryPolicy  # noqa: E402
 from reso.agents.pool import load_pool  # noqa: E402
 from reso.agents.profiles import Agent, ModelSpec  # noqa: E402
-from reso.graphs.priced_asking import DEFAULT_K_MAX  # noqa: E402
+from reso.graphs.asking_config import DEFAULT_K_MAX  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 

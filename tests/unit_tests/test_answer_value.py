@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from reso.agents.dadb.sqlite import DADB
 from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.scoring import score_components
+from reso.agents.selection.selector import ReputationSelector
 from reso.evals.cli import app
 from reso.graphs.settings import DEFAULT_ANSWER_VALUE_USD, ReSoSettings
 from reso.graphs.team import build_team
+from tests.selector_helpers import HASH, priced_pool
 
 
 def _parts(prior_cost: list[float], value: float, *, rewards: list[float] | None = None,
@@ -25,7 +28,8 @@ def _parts(prior_cost: list[float], value: float, *, rewards: list[float] | None
     m = len(prior_cost)
     n = np.array(visits or [0.0] * m)
     return score_components(np.full(m, 0.5), n, np.array(rewards or [0.0] * m), np.array(prior_cost) * n,
-                            np.array(prior_cost), 10.0, SelectorConfig(answer_value_usd=value, exploration_c=0.0))
+                            np.array(prior_cost), 10.0, SelectorConfig(exploration_c=0.0),
+                            answer_value_usd=value)
 
 
 def test_the_penalty_is_the_price_in_units_of_the_answers_value() -> None:
@@ -59,9 +63,9 @@ def test_the_value_must_be_a_positive_amount_and_reaches_the_selector() -> None:
         with pytest.raises(ValueError, match="answer_value_usd must be a USD amount > 0"):
             ReSoSettings(answer_value_usd=bad)
         with pytest.raises(ValueError, match="answer_value_usd must be a USD amount > 0"):
-            SelectorConfig(answer_value_usd=bad)
+            ReputationSelector(priced_pool({"a": 1.0}), DADB(), HASH, answer_value_usd=bad)
     team = build_team(ReSoSettings().replace({"selection.embedder": "hash:64"}, answer_value_usd=0.003))
-    assert team.selector.config.answer_value_usd == 0.003  # type: ignore[attr-defined]
+    assert team.selector.answer_value_usd == 0.003  # type: ignore[attr-defined]
     assert ReSoSettings(answer_value_usd=math.inf).answer_value_usd == math.inf
 
 
@@ -71,7 +75,7 @@ def test_reso_eval_prices_every_candidate_against_its_answer_value(tmp_path) -> 
                                       "--quiet", "--answer-value", "0.001"])
     assert result.exit_code == 0, result.output
     settings = json.loads((out / "summary.json").read_text())["settings"]
-    assert settings["answer_value_usd"] == 0.001 and settings["asking"] == "priced"
+    assert settings["answer_value_usd"] == 0.001 and settings["asking.rule"] == "priced"
     candidates = [c["selection"] for line in (out / "results.jsonl").read_text().splitlines()
                   for step in json.loads(line)["steps"] for c in step["candidates"]]
     priced = [parts for parts in candidates if parts.get("mean_cost", 0.0) > 0]

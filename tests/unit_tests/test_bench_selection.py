@@ -55,13 +55,14 @@ def test_baseline_loops_rank_like_the_selector_when_retrieval_keeps_everyone() -
     stats = random_stats(pool.ids, rng)
     dadb = DADB()
     dadb.load_stats(stats)
-    config = SelectorConfig(top_m=40, k=3, variant="paper", seed=0)
-    selector = ReputationSelector(pool, dadb, HashEmbedder(8), config, index=ProfileIndex.build(pool.ids, vectors))
+    config = SelectorConfig(top_m=40, variant="paper")
+    selector = ReputationSelector(pool, dadb, HashEmbedder(8), config,
+                                  index=ProfileIndex.build(pool.ids, vectors), seed=0)
     table = {s.agent_id: (s.visits, s.reward_sum, s.cost_sum) for s in stats}
     release = ReleaseLoop(loop_agents(stats), vectors, config)
     try:
         for query in planted_queries(vectors, 5, rng)[0]:
-            picked = selector.select_vector(query)
+            picked = selector.select_vector(query, 3)
             plain = plain_loop_select(query, pool.ids, list(vectors), table, dadb.total_visits(), 3, config)
             loop = release.select(query, 3)
             for baseline in (plain, loop):

@@ -15,6 +15,9 @@ import typer
 from typer.testing import CliRunner
 
 from reso.evals.cli import app
+from reso.evals.cli.demo import DEMO_TREES
+from reso.evals.cli.eval import EVAL_TREES
+from reso.evals.cli.settings_options import Tree
 from reso.graphs.settings import ReSoSettings
 from reso.reward.training.prm_training import train_prm
 
@@ -67,27 +70,27 @@ def test_the_help_draws_each_default(name: str) -> None:
             assert f"[default: ({param.show_default})]" in result.output
 
 
-# A run setting's option, where its name is not the setting's.
-SETTING_OF = {"answer_value": "answer_value_usd"}
+def test_a_default_shown_for_a_main_option_is_its_settings_default() -> None:
+    """Main options are generated from the settings: the default they show is the setting's own value, or what
+    happens when it is left unset."""
+    checked = 0
+    for command, trees in (("eval", EVAL_TREES), ("demo", DEMO_TREES), ("solve", (Tree("", ReSoSettings),))):
+        for tree in trees:
+            for setting in tree.settings():
+                if not setting.main_option:
+                    continue
+                param = OPTIONS[(command, setting.flag if setting.hint is not bool else f"{setting.flag}")]
+                default = setting.default
+                if default in (None, ""):
+                    assert param.show_default == setting.field.metadata.get("unset", "none"), (command, setting.key)
+                else:
+                    assert param.show_default == _shown(default), (command, setting.key)
+                checked += 1
+    assert checked >= 20
 
 
 def _shown(value: Any) -> str:
     return str(value.value if isinstance(value, Enum) else value)
-
-
-def test_a_default_shown_for_a_run_setting_is_the_settings_default() -> None:
-    defaults = {f.name: f.default for f in fields(ReSoSettings)}
-    checked = 0
-    for (name, option), param in OPTIONS.items():
-        setting = SETTING_OF.get(param.name, param.name)
-        if name in ("solve", "eval") and setting in defaults and isinstance(param.show_default, str):
-            default = defaults[setting]
-            if default not in (None, ""):
-                assert param.show_default == _shown(default), (name, option)
-                checked += 1
-            else:  # the settings leave it out: so does the help, saying what happens then
-                assert param.show_default.startswith(("none", "the ", "4 with")), (name, option)
-    assert checked >= 10
 
 
 def test_the_prm_options_show_the_trainers_defaults() -> None:
@@ -99,19 +102,17 @@ def test_the_prm_options_show_the_trainers_defaults() -> None:
 
 # Each concept, its one option name, and the commands that take it.
 CONCEPTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "the planner": ("--planner", ("solve", "plan")),
-    "the LLM planner's model": ("--planner-model", ("solve", "plan")),
+    "the planner": ("--planner", ("plan",)),
+    "the LLM planner's model": ("--planner-model", ("plan",)),
     "the question from a file": ("--file", ("solve", "plan")),
     "the agent pool": ("--pool", ("solve", "eval", "demo")),
-    "a price list": ("--prices", ("solve", "eval", "demo", "pool show")),
+    "a price list": ("--prices", ("solve", "pool show")),
     "the DADB": ("--db", ("solve", "eval")),
     "the CRM scorer": ("--scorer", ("solve", "eval", "bench dag")),
-    "candidates per subtask": ("--k", ("solve", "eval", "bench dag", "bench selection", "bench eval")),
-    "the selection's exploration constant": ("--exploration", ("eval", "bench routing")),
-    "USD per question": ("--max-usd", ("solve", "eval")),
-    "tokens per question": ("--max-tokens", ("solve", "eval")),
-    "questions in flight": ("--concurrency", ("eval", "demo", "bench eval", "bench faults", "bench scale")),
-    "the Ray cluster": ("--address", ("eval", "demo", "bench scale")),
+    "candidates per subtask": ("--k", ("bench dag", "bench selection", "bench eval")),
+    "the selection's exploration constant": ("--exploration", ("bench routing",)),
+    "questions in flight": ("--concurrency", ("eval", "bench eval", "bench faults", "bench scale")),
+    "the Ray cluster": ("--address", ("bench scale",)),
     "the run measured against": ("--reference", ("compare", "teams")),
     "composite size": ("--level", ("demo", "bench faults")),
 }
@@ -139,7 +140,8 @@ def test_a_former_option_name_is_refused_naming_the_new_one(args: list[str], lin
     assert result.stderr.strip().splitlines() == [line]
 
 
-def test_escalate_to_names_the_stage_each_choice_makes() -> None:
-    text = " ".join(OPTIONS[("eval", "--escalate-to")].help.split())
-    adaptive, peer = text.index("The adaptive stage:"), text.index("The peer stage")
-    assert adaptive < text.index("ranked") < text.index("reliable") < peer < text.index("diverse")
+def test_escalate_to_names_each_choice() -> None:
+    from reso.graphs.escalation import AskingConfig, EscalateTo
+
+    text = " ".join(next(f for f in fields(AskingConfig) if f.name == "escalate_to").metadata["description"].split())
+    assert all(f" {choice.value}," in text or f" {choice.value} " in text for choice in EscalateTo)

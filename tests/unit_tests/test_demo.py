@@ -29,7 +29,7 @@ from reso.evals.jobs.events import (
     PlannedRun,
     RunStart,
 )
-from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage
+from reso.evals.jobs.fine_stages import STAGE_LABELS, FineStage
 from reso.evals.jobs.runs import run_folder
 from reso.evals.methods import MethodError, best_recorded
 from reso.graphs.settings import DEFAULT_ANSWER_VALUE_USD, ReSoSettings
@@ -47,7 +47,7 @@ class Recorder:
     def plan(self, benchmark: str, runs: list[PlannedRun]) -> None:
         self.events.append(("plan", benchmark, list(runs)))
 
-    def start_stage(self, benchmark: str, stage: str) -> None:
+    def start_phase(self, benchmark: str, stage: str) -> None:
         self.events.append(("stage", benchmark, stage))
 
     def run_started(self, run: RunStart) -> None:
@@ -180,14 +180,14 @@ def test_the_progress_hears_every_stage_in_order(small_demo, demo_events):
 def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_events):
     out, _ = small_demo
     plans = [event[2] for event in demo_events.events if event[0] == "plan"]
-    chosen = Stage(json.loads((out / "gsm8k-mas" / "validation" / "choice.json").read_text())["stage"])
+    chosen = FineStage(json.loads((out / "gsm8k-mas" / "validation" / "choice.json").read_text())["stage"])
     # Sent before training (two models: no vote:3 or cascade to guess), again after it, when the training
     # run's folder holds its 12 items, and once more when validation chose another stage than the CRM's that
     # the plan guessed (the rows' names change).
-    assert len(plans) == (2 if chosen == Stage.CRM else 3)
+    assert len(plans) == (2 if chosen == FineStage.CRM else 3)
     assert plans[1] == [dataclasses.replace(plans[0][0], done=12), *plans[0][1:]]
 
-    def expected_runs(stage: Stage) -> list[tuple[str, str, str, int]]:
+    def expected_runs(stage: FineStage) -> list[tuple[str, str, str, int]]:
         others = [(run_folder(f"reso {label}"), f"reso ({label})", "test", 6)
                   for other, label in STAGE_LABELS.items() if other != stage]
         return [("train-reso", "reso (training)", "train", 12),
@@ -199,7 +199,7 @@ def test_the_progress_counts_each_runs_items_against_the_plan(small_demo, demo_e
                 ("test-reso-fixed-k-2", "reso (fixed k=2)", "test", 6), *others, ("test-random", "random", "test", 6)]
 
     assert [(p.folder, p.label, p.mode, p.items, p.done) for p in plans[0]] == [
-        (*run, 0) for run in expected_runs(Stage.CRM)]
+        (*run, 0) for run in expected_runs(FineStage.CRM)]
     expected = expected_runs(chosen)
     assert [(p.folder, p.label, p.mode, p.items) for p in plans[-1]] == expected
     # Each run: started with nothing done, then each of its items once, then finished with all of them.

@@ -34,7 +34,7 @@ class Heard(LogProgress):
     def plan(self, benchmark: str, runs: Sequence[PlannedRun]) -> None:
         self.order.append(("plan", benchmark))
 
-    def start_stage(self, benchmark: str, stage: str) -> None:
+    def start_phase(self, benchmark: str, stage: str) -> None:
         self.order.append((stage, benchmark))
 
 

@@ -20,7 +20,7 @@ from reso.evals.cli.demo_progress import LiveProgress, PlainProgress, is_live
 from reso.evals.cli.demo_tally import Tally, eta_text
 from reso.evals.jobs import config, demo
 from reso.evals.jobs.events import BASELINES, FITTING_CRM, TESTING_RESO, TRAINING, PlannedRun, RunStart
-from reso.evals.jobs.fine_stages import STAGE_LABELS, Stage
+from reso.evals.jobs.fine_stages import STAGE_LABELS, FineStage
 from reso.evals.jobs.runs import run_folder
 
 
@@ -50,7 +50,7 @@ def test_the_tally_counts_resumed_items_and_paces_from_items_answered_now() -> N
     tally = Tally(clock=clock)
     tally.plan("Bench", PLAN)
     assert tally.items() == (2, 20) and tally.runs() == (0, 3)  # test-reso's folder holds 2 already
-    tally.start_stage("Bench", TRAINING)
+    tally.start_phase("Bench", TRAINING)
     training = run("train-reso", "reso (training)", "train", 10)
     tally.run_started(training)
     assert tally.run_eta() is None and eta_text(tally.benchmark_eta()) == "ETA -:--"
@@ -67,7 +67,7 @@ def test_the_tally_counts_resumed_items_and_paces_from_items_answered_now() -> N
     assert (finished.done, finished.correct, finished.live, finished.cost_usd) == (10, 4, 10, 5.0)
     assert tally.items() == (12, 20) and tally.runs() == (1, 3)
 
-    tally.start_stage("Bench", BASELINES)
+    tally.start_phase("Bench", BASELINES)
     single = run("test-single-a", "single:a", "test", 5)
     tally.run_started(single)
     clock.now += 30  # the run's team is built before its first item comes
@@ -82,7 +82,7 @@ def test_the_tally_counts_resumed_items_and_paces_from_items_answered_now() -> N
         tally.item_done(row(True))
     tally.run_finished(single, {"n": 5})  # a test run, whole: 34 s for 5 items
 
-    tally.start_stage("Bench", TESTING_RESO)
+    tally.start_phase("Bench", TESTING_RESO)
     resumed = run("test-reso", "reso", "test", 5, done=2, correct=1)
     tally.run_started(resumed)
     assert tally.items() == (17, 20)
@@ -120,27 +120,27 @@ def answer(tally: Tally, clock: Clock, name: str, folder: str, label: str, mode:
     tally.run_finished(started, {"n": items})
 
 
-def test_the_jobs_eta_adds_every_stage_left_at_its_measured_time_and_never_drops_what_is_known() -> None:
+def test_the_jobs_eta_adds_every_phase_left_at_its_measured_time_and_never_drops_what_is_known() -> None:
     clock = Clock()
     tally = two_benchmarks(clock)
     assert tally.items(list(tally.plans)) == (0, 60) and tally.job_eta() == (0.0, False)
-    tally.start_stage("A", TRAINING)
+    tally.start_phase("A", TRAINING)
     answer(tally, clock, "A", "train-reso", "reso (training)", "train", 10, wait=4, each=2)  # 24 s: 2.4 s an item
-    tally.start_stage("A", BASELINES)
+    tally.start_phase("A", BASELINES)
     answer(tally, clock, "A", "test-single-a", "single:a", "test", 5, wait=0, each=1)  # 1 s an item
     # Every run left has a pace now (the reso test run goes at the test runs'), but no fit has been timed.
     assert tally.job_eta() == (5 * 1 + 20 * 2.4 + 10 * 1 + 10 * 1, False)
-    tally.start_stage("A", FITTING_CRM)
-    assert tally.stage_eta() is None
+    tally.start_phase("A", FITTING_CRM)
+    assert tally.phase_eta() is None
     before = tally.job_total()
     clock.now += 30  # the fit: no run, nothing reported but the clock
     # Unknown, the fit adds to the elapsed time while it runs: the lower bound grows with it, never frozen.
     assert tally.job_total() == (before[0] + 30, False)
-    tally.start_stage("A", TESTING_RESO)
+    tally.start_phase("A", TESTING_RESO)
     answer(tally, clock, "A", "test-reso", "reso", "test", 5, wait=0, each=3)  # 3 s an item
     clock.now += 4  # the reports, after the last run
 
-    tally.start_stage("B", TRAINING)
+    tally.start_phase("B", TRAINING)
     # Everything timed, on A (B is twice its size): B's runs at their kinds' paces, its fit at 2 x 30 s, its
     # other stages' own work at 2 x what A's took (4 s of reports after the test runs).
     expected = 20 * 2.4 + 10 * 1.0 + 10 * 3.0 + 2 * 30 + 2 * 4
@@ -148,19 +148,19 @@ def test_the_jobs_eta_adds_every_stage_left_at_its_measured_time_and_never_drops
     assert tally.benchmark_eta() == tally.job_eta()
     assert tally.job_total() == (pytest.approx(clock.now + expected), True)
     answer(tally, clock, "B", "train-reso", "reso (training)", "train", 20, wait=0, each=2.4)
-    tally.start_stage("B", BASELINES)
+    tally.start_phase("B", BASELINES)
     answer(tally, clock, "B", "test-single-a", "single:a", "test", 10, wait=0, each=1)
-    tally.start_stage("B", FITTING_CRM)
+    tally.start_phase("B", FITTING_CRM)
     total = tally.job_total()
-    assert tally.stage_eta() == pytest.approx(60) and total[1]
+    assert tally.phase_eta() == pytest.approx(60) and total[1]
     clock.now += 20
     # During the fit its ETA counts down with the clock, and the job's time in all holds.
-    assert tally.stage_eta() == pytest.approx(40)
+    assert tally.phase_eta() == pytest.approx(40)
     assert tally.job_eta() == (pytest.approx(40 + 30 + 8), True) and tally.job_total() == pytest.approx(total)
     clock.now += 50  # 10 s past what A's fit said
     # Overrun: the fit has nothing left to add, and the job's total is the elapsed time plus the work left,
     # never less.
-    assert tally.stage_eta() == 0.0
+    assert tally.phase_eta() == 0.0
     assert tally.job_eta() == (pytest.approx(30 + 8), True)
     assert tally.job_total() == (pytest.approx(clock.now + 30 + 8), True) and tally.job_total()[0] > total[0]
 
@@ -170,7 +170,7 @@ def test_plain_progress_writes_a_line_per_finished_run_and_nothing_else() -> Non
     stream = io.StringIO()
     plain = PlainProgress(stream, Tally(clock=clock))
     plain.plan("Bench", PLAN)
-    plain.start_stage("Bench", TRAINING)
+    plain.start_phase("Bench", TRAINING)
     resumed = run("test-reso", "reso", "test", 5, done=2)
     plain.run_started(resumed)
     clock.now += 75
@@ -185,12 +185,12 @@ def test_plain_progress_writes_a_line_per_finished_run_and_nothing_else() -> Non
         "general CRM: fitted in a second process (0:00)"]
 
 
-def test_the_live_display_shows_stage_run_and_benchmark_and_prints_lines_unhighlighted() -> None:
+def test_the_live_display_shows_phase_run_and_benchmark_and_prints_lines_unhighlighted() -> None:
     file = io.StringIO()
     console = Console(file=file, width=80, force_terminal=True, color_system="truecolor")
     live = LiveProgress(console, Tally(clock=Clock()))
     live.plan("Bench", PLAN)
-    live.start_stage("Bench", TRAINING)
+    live.start_phase("Bench", TRAINING)
     live.run_started(run("test-reso", "reso", "test", 5, done=2, correct=1))
     live.background("general CRM", True)
     screen = Console(file=io.StringIO(), width=80, record=True)
@@ -218,11 +218,11 @@ def test_the_display_shows_the_jobs_eta_and_time_in_all_and_a_fits_timer() -> No
     clock = Clock()
     tally = two_benchmarks(clock)
     live = LiveProgress(Console(file=io.StringIO(), width=100, force_terminal=True), tally)
-    live.start_stage("A", TRAINING)
+    live.start_phase("A", TRAINING)
     answer(tally, clock, "A", "train-reso", "reso (training)", "train", 10, wait=0, each=2)
-    live.start_stage("A", BASELINES)
+    live.start_phase("A", BASELINES)
     answer(tally, clock, "A", "test-single-a", "single:a", "test", 5, wait=0, each=1)
-    live.start_stage("A", FITTING_CRM)
+    live.start_phase("A", FITTING_CRM)
     clock.now += 15
     shown = screen_lines(live)
     # Not timed before: the job's ETA is a lower bound (A's reso run, 5 s, and B's runs, 40 + 10 + 10 s), and so
@@ -230,13 +230,13 @@ def test_the_display_shows_the_jobs_eta_and_time_in_all_and_a_fits_timer() -> No
     assert re.fullmatch(r"  job, benchmark 1/2 +[━╸]+ +15/60 ETA > 1:05 · > 1:45 in all", shown[2]), shown[2]
     assert shown[3] == "  fitting the CRM: 0:15, not timed before"
     clock.now += 15
-    live.start_stage("A", TESTING_RESO)
+    live.start_phase("A", TESTING_RESO)
     answer(tally, clock, "A", "test-reso", "reso", "test", 5, wait=0, each=1)
-    live.start_stage("B", TRAINING)
+    live.start_phase("B", TRAINING)
     answer(tally, clock, "B", "train-reso", "reso (training)", "train", 20, wait=0, each=2)
-    live.start_stage("B", BASELINES)
+    live.start_phase("B", BASELINES)
     answer(tally, clock, "B", "test-single-a", "single:a", "test", 10, wait=0, each=1)
-    live.start_stage("B", FITTING_CRM)
+    live.start_phase("B", FITTING_CRM)
     clock.now += 20
     first = screen_lines(live)
     assert first[0].endswith("B · fitting the CRM · 2:10 elapsed")
@@ -251,7 +251,7 @@ def test_the_live_display_redraws_while_a_fit_sends_no_event() -> None:
     clock = Clock()
     file = io.StringIO()
     with LiveProgress(Console(file=file, width=100, force_terminal=True), two_benchmarks(clock)) as live:
-        live.start_stage("A", FITTING_CRM)
+        live.start_phase("A", FITTING_CRM)
         clock.now += 75
         deadline = time.monotonic() + 10
         while "fitting the CRM: 1:15" not in file.getvalue() and time.monotonic() < deadline:
@@ -299,7 +299,7 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
     ]
     # Validation runs again (it refits its CRM): its two lines name numbers of their own.
     validation = re.compile(r"validation: 3 composites; .*|fine stage: chosen on 3 validation composites .*: "
-                            rf"the {STAGE_LABELS[Stage(chosen)]}")
+                            rf"the {STAGE_LABELS[FineStage(chosen)]}")
     assert sum(bool(validation.fullmatch(line)) for line in result.stderr.splitlines()) == 2
     others = [line for line in result.stderr.splitlines()
               if not pattern.fullmatch(line) and not validation.fullmatch(line)]

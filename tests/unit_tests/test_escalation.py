@@ -17,7 +17,7 @@ from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.methods import ORACLE_LABEL, MethodError, parse_method
 from reso.evals.runner import run_eval
-from reso.graphs.escalation import Adaptive, AskingConfig, Asked, Cascade, FixedK, policy_for
+from reso.graphs.escalation import Adaptive, Asked, AskingConfig, Cascade, FixedK, policy_for
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
@@ -34,7 +34,7 @@ def _cand(name: str, components: dict[str, float] | None = None, model: str | No
 def test_fixed_k_asks_k_at_once_and_never_more():
     cands = [_cand(str(i)) for i in range(5)]
     policy = FixedK()
-    assert policy.pool_size(2) == 2
+    assert policy.slate_size(2) == 2
     assert policy.first(cands, 2) == [0, 1]
     assert policy.more(cands, [Asked(0, None, 0.0), Asked(1, None, 0.0)]) == []
     assert policy_for(AskingConfig(rule="fixed", k=2, k_max=3)) == FixedK()
@@ -50,7 +50,7 @@ def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherw
              _cand("unseen", {"reputation": 1.0, "visits": 0}), _cand("strong", {"reputation": 0.9, "visits": 9})]
     policy = Adaptive(confidence=0.8, k_max=3, escalate_to="reliable")
     # The coarse stage offers a slate, so escalation can reach a strong agent ranked low for its price.
-    assert policy.pool_size(2) == 16 and Adaptive(0.8, 3, slate=2).pool_size(2) == 3
+    assert policy.slate_size(2) == 16 and Adaptive(0.8, 3, slate=2).slate_size(2) == 3
     assert policy.first(cands, 2) == [0, 1]
     assert policy.more(cands, [Asked(0, "4", 0.9), Asked(1, "4", 0.85)]) == []
     assert policy.more(cands, [Asked(0, "4", 0.5), Asked(1, "5", 0.5)]) == [3]
@@ -103,8 +103,8 @@ def test_adaptive_escalates_at_most_k_max_minus_k_times():
     assert policy == Adaptive(confidence=0.8, k_max=4, escalations=2, escalate_to="reliable")
     # The first stage was trimmed to one answer; escalation still has only k_max - k = 2 places.
     assert policy.more(cands, [Asked(0, "1", 0.2)], records) == [4]
-    assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1)], records) == [3]
-    assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, stage=1), Asked(3, "3", 0.2, stage=2)],
+    assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, round=1)], records) == [3]
+    assert policy.more(cands, [Asked(0, "1", 0.2), Asked(4, "2", 0.2, round=1), Asked(3, "3", 0.2, round=2)],
                        records) == []
     assert policy_for(AskingConfig(rule="confidence", k=3, k_max=2, confidence=0.8)) == \
         Adaptive(confidence=0.8, k_max=2, escalations=0)

@@ -4,17 +4,23 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from reso.agents.profiles import AgentKind
+from reso.agents.selection import policies as selection_policies
+from reso.agents.selection.policies import SelectorParts, register_selection_policy
+from reso.agents.selection.selector import Candidate
 from reso.evals.cli import app
 from reso.evals.datasets import Problem, list_datasets, load_dataset, register_dataset
 from reso.evals.datasets import registry as dataset_registry
 from reso.evals.datasets.problem import EXACT_REL_TOL
 from reso.graphs.api import ReSo
+from reso.graphs.settings import ReSoSettings
+from reso.graphs.team import build_team
 from reso.reward import registry as scorer_registry
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.registry import build_scorer, register_scorer, scorer_kinds
@@ -26,6 +32,55 @@ def registries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Registrations made by a test last for that test only: each registry is a copy, restored afterwards."""
     monkeypatch.setattr(scorer_registry, "_FACTORIES", dict(scorer_registry._FACTORIES))
     monkeypatch.setattr(dataset_registry, "_REGISTRY", dict(dataset_registry._REGISTRY))
+    monkeypatch.setattr(selection_policies, "_POLICIES", dict(selection_policies._POLICIES))
+
+
+# -- a new selection policy -------------------------------------------------------------------------------------
+
+class CheapestFirst:
+    """The k agents of lowest list price for a typical call, whatever the subtask: a policy that learns nothing."""
+
+    def __init__(self, parts: SelectorParts) -> None:
+        self.agents = sorted(parts.pool, key=lambda agent: (agent.cost_usd(1000, 500), agent.id))
+
+    def select(self, subtask: str, k: int = 1, *, domain: str | None = None,
+               exclude: Collection[str] = ()) -> list[Candidate]:
+        allowed = [agent for agent in self.agents if agent.id not in exclude]
+        return [Candidate(agent=agent, score=-agent.cost_usd(1000, 500), components={}, domain=agent.domain)
+                for agent in allowed[:k]]
+
+    def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
+               domain: str | None = None) -> None:
+        pass
+
+
+def test_a_new_selection_policy_is_named_by_the_settings_and_answers_a_run(registries: None,
+                                                                           tmp_path: Path) -> None:
+    register_selection_policy("cheapest", CheapestFirst, uses_profiles=False)
+    settings = ReSoSettings().with_changes({"selection.policy": "cheapest", "asking.rule": "fixed", "asking.k": 2})
+    team = build_team(settings)
+    assert isinstance(team.selector, CheapestFirst)
+    picked = [candidate.agent for candidate in team.selector.select("any subtask", 2)]
+    prices = sorted(agent.cost_usd(1000, 500) for agent in team.pool)
+    assert [agent.cost_usd(1000, 500) for agent in picked] == prices[:2]
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["eval", "--dataset", "gsm8k-l-mas-easy-test", "--limit", "2", "--out", str(out),
+                                      "--quiet", "--set", "selection.policy=cheapest", "--set", "asking.rule=fixed",
+                                      "--set", "asking.k=2"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    asked = {c["agent_id"] for row in rows for step in row["steps"] for c in step["candidates"]}
+    tools = {agent.id for agent in team.pool if agent.kind == AgentKind.TOOL}
+    # Sub-questions leave the exact tool out, so they go to the two cheapest of the others.
+    cheapest = [agent.id for agent in CheapestFirst(SelectorParts(team.pool, team.dadb, settings.selection,
+                                                                  team.stats)).agents if agent.id not in tools]
+    assert asked - tools == set(cheapest[:2]) and len(rows) == 2
+
+
+def test_an_unregistered_policy_is_refused_naming_the_registered_ones() -> None:
+    with pytest.raises(ValueError, match="unknown selection.policy 'cheapest'; choose one of reputation, random"):
+        ReSoSettings().with_changes({"selection.policy": "cheapest"})
 
 
 # -- a new reward model -----------------------------------------------------------------------------------------

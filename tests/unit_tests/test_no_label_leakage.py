@@ -43,7 +43,7 @@ from reso.evals.eval_config import EvalConfig, RunOptions
 from reso.evals.jobs.baselines import cascade_from_record
 from reso.evals.jobs.config import RESO_TEST, DemoConfig
 from reso.evals.jobs.crm_fit import fit_general_crm, recorded_answers
-from reso.evals.jobs.fine_stages import Stage, stage_changes
+from reso.evals.jobs.fine_stages import FineStage, stage_changes
 from reso.evals.methods import Method, parse_method
 from reso.evals.runner import run_eval
 from reso.graphs.escalation import Asked, AskingPolicy
@@ -132,8 +132,8 @@ class SpyPolicy:
             return known
         return spied
 
-    def pool_size(self, k: int) -> int:
-        return self.inner.pool_size(k)
+    def slate_size(self, k: int) -> int:
+        return self.inner.slate_size(k)
 
     def first(self, candidates: Sequence[Candidate], k: int, reliability: Any = None) -> list[int]:
         self.seen.policy.append(repr(("first", _candidates(candidates), k)))
@@ -168,7 +168,9 @@ def spies() -> Iterator[Spies]:
 
     def spied_adapt(method: Method, team: Team, *, seed: int = 0) -> Team:
         adapted = adapt(method, team, seed=seed)
-        return dataclasses.replace(adapted, selector=SpySelector(adapted.selector, state.seen), scorer=SpyScorer(adapted.scorer, state.seen), asking=SpyPolicy(adapted.asking, state.seen) if adapted.asking is not None else None)
+        asking = SpyPolicy(adapted.asking, state.seen) if adapted.asking is not None else None
+        return dataclasses.replace(adapted, selector=SpySelector(adapted.selector, state.seen),
+                                   scorer=SpyScorer(adapted.scorer, state.seen), asking=asking)
 
     def spied_policy_for(*args: Any, **kwargs: Any) -> SpyPolicy:
         return SpyPolicy(policy_for(*args, **kwargs), state.seen)
@@ -207,8 +209,10 @@ def _small_crm(pool: Any, folder: Path) -> str:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     out = tmp_path_factory.mktemp("leakage")
-    base = ReSoSettings().replace({"selection.embedder": "hash:64"}, pool=str(zeroeval_pool_path()), db=str(out / "dadb.sqlite"))
-    train = base.replace({"reward.scorer": "consensus", "asking.rule": "fixed", "asking.k": 3, "selection.exploration_c": 1.0}, mode="train", answer_value_usd=math.inf)
+    base = ReSoSettings().replace({"selection.embedder": "hash:64"}, pool=str(zeroeval_pool_path()),
+                                  db=str(out / "dadb.sqlite"))
+    train = base.replace({"reward.scorer": "consensus", "asking.rule": "fixed", "asking.k": 3,
+                          "selection.exploration_c": 1.0}, mode="train", answer_value_usd=math.inf)
     team = build_team(train)
     try:
         config = EvalConfig(dataset=TRAIN_SET, method=parse_method("reso", team.pool), out=out / "train-reso",
@@ -219,10 +223,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         team.dadb.close()
     records = load_records(out / "train-reso" / "crm_records.jsonl")
     fit_calibration(general, records).save(out / "crm-calibrated")
-    with_crm = base.replace({"reward.scorer": f"calibrated:{out / 'crm-calibrated'}"}, mode="test", **RESO_TEST)
+    with_crm = base.replace({"reward.scorer": f"calibrated:{out / 'crm-calibrated'}", **RESO_TEST},
+                            mode="test")
     # The peer stages' posteriors share one error table, counted on the training run's labelled records.
-    stages = stage_changes(with_crm.scorer, records, out, base.embedder)
-    without_crm = base.replace({"reward.scorer": "consensus"}, mode="test", **RESO_TEST)
+    stages = stage_changes(with_crm.reward.scorer, records, out, base.selection.embedder)
+    without_crm = base.replace({"reward.scorer": "consensus", **RESO_TEST}, mode="test")
     baseline_team = build_team(without_crm)
     try:
         cascade = cascade_from_record(baseline_team)
@@ -233,9 +238,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     # confidence threshold and with the paper's fixed k, and random with the fitted CRM; the baselines keep
     # by agreement, the oracle by the labels.
     methods = (("reso", with_crm), *(("reso", with_crm.replace(stages[stage]))
-                                     for stage in (Stage.PEER, Stage.PEER_ON_RECORDS, Stage.JUDGE)),
-               ("reso", with_crm.replace(stages[Stage.PEER], answer_value_usd=1.0)),
-               ("reso", with_crm.replace({"asking.rule": "confidence", "asking.k_max": 3, "asking.confidence": 0.8})),
+                                     for stage in (FineStage.PEER, FineStage.PEER_ON_RECORDS, FineStage.JUDGE)),
+               ("reso", with_crm.replace(stages[FineStage.PEER], answer_value_usd=1.0)),
+               ("reso", with_crm.replace({"asking.rule": "confidence", "asking.k_max": 3,
+                                          "asking.confidence": 0.8})),
                ("reso", with_crm.replace({"asking.rule": "fixed"})),
                ("random", with_crm), ("single:gpt-4o-mini-2024-07-18", without_crm),
                ("vote:3", without_crm), (cascade, without_crm), ("oracle", without_crm))

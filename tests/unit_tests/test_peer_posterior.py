@@ -10,7 +10,7 @@ import pytest
 
 from reso.agents.pool import pool_from_dict
 from reso.agents.selection.selector import Candidate
-from reso.graphs.escalation import Adaptive, Asked, PricedAsking, policy_for
+from reso.graphs.escalation import Adaptive, Asked, AskingConfig, PricedAsking, policy_for
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.peer_errors import PeerErrors

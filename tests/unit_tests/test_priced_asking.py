@@ -12,11 +12,12 @@ import pytest
 from reso.agents.pool import pool_from_dict
 from reso.agents.selection.selector import Candidate
 from reso.graphs.asking import Asked
+from reso.graphs.asking_config import DEFAULT_K_MAX
 from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import StepRole, TaskDAG
 from reso.graphs.escalation import Adaptive, AskingConfig, AskingRule, FixedK, policy_for
-from reso.graphs.priced_asking import DEFAULT_K_MAX, PricedAsking
+from reso.graphs.priced_asking import PricedAsking
 from reso.graphs.records import CandidateRecord, StepRecord
 from reso.graphs.run import DagRun
 from reso.graphs.settings import ReSoSettings
@@ -159,7 +160,7 @@ def test_an_infinite_value_asks_by_chance_of_being_right_alone():
 def test_policy_for_builds_the_rule_the_settings_name():
     priced = policy_for(AskingConfig(rule=AskingRule.PRICED, k=2), answer_value_usd=0.02, discrimination=0.3)
     assert priced == PricedAsking(answer_value_usd=0.02, k_max=DEFAULT_K_MAX, discrimination=0.3)
-    assert priced.pool_size(2) == 16 and priced.first([], 2) == []
+    assert priced.slate_size(2) == 16 and priced.first([], 2) == []
     assert policy_for(AskingConfig(rule="fixed", k=2)) == FixedK()
     with pytest.raises(ValueError, match="needs both asking.confidence and asking.k_max"):
         AskingConfig(rule="confidence", k=2, k_max=3)

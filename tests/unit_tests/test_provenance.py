@@ -7,7 +7,6 @@ import asyncio
 import dataclasses
 import json
 import shutil
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 

@@ -30,9 +30,8 @@ def models_by_roles(models: int) -> Pool:
     })
 
 
-def selector(pool: Pool, dadb: DADB, **config) -> ReputationSelector:
-    config.setdefault("seed", 0)
-    return ReputationSelector(pool, dadb, EMBEDDER, SelectorConfig(**config))
+def selector(pool: Pool, dadb: DADB, *, seed: int = 0, **config) -> ReputationSelector:
+    return ReputationSelector(pool, dadb, EMBEDDER, SelectorConfig(**config), seed=seed)
 
 
 def test_an_agent_that_fits_is_selected_wherever_the_pool_lists_it() -> None:
@@ -46,20 +45,21 @@ def test_an_agent_that_fits_is_selected_wherever_the_pool_lists_it() -> None:
             dadb.record(agent.id, 1.0 if good else 0.2, 0.001, 10, domain=None)
     dadb.freeze()
     subtask = "Algebra: solve x^2 - 5x + 6 = 0 for the larger root."
-    picked = selector(pool, dadb, k=1).select(subtask)
+    picked = selector(pool, dadb).select(subtask, 1)
     assert picked[0].agent.model.spec == "openai:m39"
-    plain = selector(pool, dadb, k=1, whole_profiles=False, role_weight=0.0, domain_prior=0.0).select(subtask)
+    plain = selector(pool, dadb, whole_profiles=False, role_weight=0.0, domain_prior=0.0).select(subtask, 1)
     assert plain[0].agent.model.spec != "openai:m39"  # today's search, kept for comparison, misses it
 
 
 def test_every_model_of_the_matching_role_is_a_candidate_and_ties_never_follow_pool_order() -> None:
     pool = models_by_roles(40)
-    fresh = selector(pool, DADB(), k=40)
-    candidates = fresh.select("Geometry: the area of a triangle with sides 3, 4 and 5.")
+    fresh = selector(pool, DADB())
+    candidates = fresh.select("Geometry: the area of a triangle with sides 3, 4 and 5.", 40)
     assert len({c.agent.model.spec for c in candidates}) == 40
     assert len({c.agent.role for c in candidates}) == 1
     # Never visited, all tie: the first pick is drawn, not the first listed.
-    firsts = {selector(pool, DADB(), k=1, seed=seed).select("Geometry: a circle of radius 2.")[0].agent.model.spec
+    firsts = {selector(pool, DADB(), seed=seed).select("Geometry: a circle of radius 2.", 1)[0]
+              .agent.model.spec
               for seed in range(12)}
     assert len(firsts) > 3
 
@@ -67,7 +67,7 @@ def test_every_model_of_the_matching_role_is_a_candidate_and_ties_never_follow_p
 def test_exclusion_holds_inside_a_profile_group() -> None:
     pool = models_by_roles(5)
     algebra = [a.id for a in pool if a.role == "Algebra"]
-    picked = selector(pool, DADB(), k=5).select("Algebra: factor x^2 - 1.", exclude=algebra[:4])
+    picked = selector(pool, DADB()).select("Algebra: factor x^2 - 1.", 5, exclude=algebra[:4])
     assert algebra[4] in {c.agent.id for c in picked}
     assert not {c.agent.id for c in picked} & set(algebra[:4])
 
@@ -107,8 +107,8 @@ def test_a_model_learned_in_one_role_is_not_tried_again_as_new_in_another() -> N
     dadb = DADB(mode="train")
     for _ in range(6):
         dadb.record("m00/algebra", 1.0, 0.001, 10, domain="algebra")
-    parts = {c.agent.id: c.components for c in selector(pool, dadb, k=12, exploration_c=0.0).select_vector(
-        EMBEDDER.embed(["Algebra: " + ROLES[0]])[0], domain="algebra")}
+    parts = {c.agent.id: c.components for c in selector(pool, dadb, exploration_c=0.0).select_vector(
+        EMBEDDER.embed(["Algebra: " + ROLES[0]])[0], 12, domain="algebra")}
     learned = [p for agent, p in parts.items() if agent.startswith("m00/")]
     assert all(p["pooled_visits"] == 6 and p["posterior_mean"] == pytest.approx(7 / 8) for p in learned)
     assert sorted(p["visits"] for p in learned) == [0, 0, 0, 6]  # only its own role visited the row
@@ -131,7 +131,7 @@ def test_strengths_a_pool_states_tell_models_apart_in_retrieval() -> None:
                    {"spec": "openai:plain", "price_in": 1.0, "price_out": 1.0}],
         "roles": ["Algebra", "Probability and Statistics"],
     })
-    chosen = selector(pool, DADB(), k=4)
+    chosen = selector(pool, DADB())
     assert chosen.groups.count == 4  # the strengths make each model's profile its own
     hits = chosen.index.search(EMBEDDER.embed(["How many permutations of the dice and combinations are there?"])[0], 4)
     assert hits[0][0].startswith("counter/")

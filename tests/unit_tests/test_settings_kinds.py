@@ -10,8 +10,7 @@ import pytest
 from reso.agents.dadb.base import Mode
 from reso.agents.selection.config import Variant
 from reso.graphs.escalation import AskingRule, EscalateTo
-from reso.graphs.plan_settings import ContextPolicy, Integration, Schedule
-from reso.graphs.planners.base import PlannerName
+from reso.graphs.plan_settings import ContextPolicy, Integration, PlannerName, Schedule
 from reso.graphs.settings import ReSoSettings
 
 KINDS = {"plan.planner": PlannerName, "asking.escalate_to": EscalateTo, "plan.integration": Integration,

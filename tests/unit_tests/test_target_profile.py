@@ -27,8 +27,8 @@ def test_profile_is_written_once_per_subtask_and_routes_the_selector() -> None:
         {"id": "alg", "model": {"spec": "tool:calculator"}, "role": "Algebra", "profile": "equations and polynomials"},
         {"id": "geo", "model": {"spec": "tool:calculator"}, "role": "Geometry", "profile": "triangles circles areas"},
     ]})
-    selector = ReputationSelector(pool, DADB(), load_embedder("hash:64"), SelectorConfig(k=1, seed=0))
-    assert selector.select(writer.write("What is the area of the triangle?"))[0].agent.id == "geo"
+    selector = ReputationSelector(pool, DADB(), load_embedder("hash:64"), SelectorConfig(), seed=0)
+    assert selector.select(writer.write("What is the area of the triangle?"), 1)[0].agent.id == "geo"
 
 
 async def test_async_writer_shares_one_call_and_rejects_empty_text() -> None:

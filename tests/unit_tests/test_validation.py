@@ -38,7 +38,7 @@ def test_the_validation_crm_sees_no_answer_to_a_validation_question(tmp_path):
 
 
 def test_validation_chooses_the_stage_worth_most_at_the_value_of_a_right_answer():
-    from reso.evals.jobs.fine_stages import Stage
+    from reso.evals.jobs.fine_stages import FineStage
     from reso.evals.jobs.validation import worth_most
 
     def run(usd: float, right: int, of: int = 50) -> tuple[float, float]:
@@ -46,17 +46,17 @@ def test_validation_chooses_the_stage_worth_most_at_the_value_of_a_right_answer(
 
     # At $0.05 a right answer: 30 of 50 for $0.50 is worth 0.6 × 0.05 − 0.01 = 0.020 a composite; 34 for $1.50
     # is 0.034 − 0.030 = 0.004; 29 for $0.10 is 0.029 − 0.002 = 0.027: the cheap one, though less accurate.
-    runs = {Stage.CRM: run(1.5, 34), Stage.PEER: run(0.5, 30), Stage.PEER_ON_RECORDS: run(0.1, 29),
-            Stage.JUDGE: run(0.6, 30)}
+    runs = {FineStage.CRM: run(1.5, 34), FineStage.PEER: run(0.5, 30), FineStage.PEER_ON_RECORDS: run(0.1, 29),
+            FineStage.JUDGE: run(0.6, 30)}
     stage, why = worth_most(runs, 0.05, 50)
-    assert stage == Stage.PEER_ON_RECORDS and why == "the most worth at $0.05 a right answer, net of its cost"
+    assert stage == FineStage.PEER_ON_RECORDS and why == "the most worth at $0.05 a right answer, net of its cost"
     # At $1 accuracy pays for its price; infinitely valuable answers read accuracy alone.
-    assert worth_most(runs, 1.0, 50)[0] == Stage.CRM
-    assert worth_most(runs, float("inf"), 50)[0] == Stage.CRM
+    assert worth_most(runs, 1.0, 50)[0] == FineStage.CRM
+    assert worth_most(runs, float("inf"), 50)[0] == FineStage.CRM
     # Four more right answers for $0.001 more: the dearer one (a cheapest-unless-beyond-its-interval rule kept
     # the cheaper here).
-    close = {Stage.PEER: run(0.286, 44), Stage.PEER_ON_RECORDS: run(0.285, 40)}
-    assert worth_most(close, 0.05, 50)[0] == Stage.PEER
+    close = {FineStage.PEER: run(0.286, 44), FineStage.PEER_ON_RECORDS: run(0.285, 40)}
+    assert worth_most(close, 0.05, 50)[0] == FineStage.PEER
     # A tie: the cheaper, then the stages' order.
-    assert worth_most({Stage.CRM: run(0.5, 30), Stage.JUDGE: run(0.4, 30)}, float("inf"), 50)[0] == Stage.JUDGE
-    assert worth_most({stage: run(0.5, 30) for stage in Stage}, 0.05, 50)[0] == Stage.CRM
+    assert worth_most({FineStage.CRM: run(0.5, 30), FineStage.JUDGE: run(0.4, 30)}, float("inf"), 50)[0] == FineStage.JUDGE
+    assert worth_most({stage: run(0.5, 30) for stage in FineStage}, 0.05, 50)[0] == FineStage.CRM
