@@ -57,11 +57,7 @@ class AskingPolicy(Protocol):
 def record_of(candidate: Candidate) -> float:
     """The coarse stage's estimate of how often the candidate is right, with a prior of one half (an agent
     seen rarely is not taken for a reliable one); one half for a candidate the coarse stage did not score."""
-    terms = candidate.terms
-    if terms is None:
-        return 0.5
-    visits = terms.pooled_visits
-    return record_reliability(terms.reputation * (visits + 1.0) - 1.0, visits)
+    return record_reliability(*candidate.terms.record) if candidate.terms is not None else 0.5
 
 
 def model_of(candidate: Candidate) -> str:

@@ -48,6 +48,15 @@ def test_the_record_is_the_one_the_score_read() -> None:
     assert scored["b"].terms is not None and scored["b"].terms.record == (1.0, 1.0)
 
 
+@pytest.mark.parametrize("variant", ["thompson", "kl-ucb", "normalized"])
+def test_the_reliability_asking_reads_is_the_record_with_a_prior_of_one_half(variant: str) -> None:
+    # a: right once in 2 visits, (1 + 1) / (2 + 2); b: right in its one visit, (1 + 1) / (1 + 2). Read back
+    # from the reputation as if it were the UCB mean (r + 1) / (n + 1), the Bayesian variants' posterior mean
+    # (r + 1) / (n + 2) gave a 0.375.
+    scored = _scored(variant)
+    assert record_of(scored["a"]) == pytest.approx(0.5) and record_of(scored["b"]) == pytest.approx(2 / 3)
+
+
 @pytest.mark.parametrize(("variant", "names"), [("thompson", BAYES_COMPONENTS), ("kl-ucb", BAYES_COMPONENTS),
                                                 ("normalized", COMPONENTS), ("paper", COMPONENTS)])
 def test_the_selection_record_has_the_old_keys_in_the_old_order(variant: str, names: tuple[str, ...]) -> None:
