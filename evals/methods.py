@@ -29,6 +29,7 @@ from typing import Any
 
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent, AgentKind
+from reso.agents.selection.candidate_score import Rule, RuleChoice
 from reso.agents.selection.selector import Candidate
 from reso.evals.method_kind import MethodKind
 from reso.graphs.escalation import AskingRule, Cascade
@@ -56,7 +57,7 @@ class PinnedSelector:
 
     def select(self, subtask: str, k: int | None = None, *, domain: str | None = None,
                exclude: Collection[str] = ()) -> list[Candidate]:
-        return [Candidate(self.pool.get(agent_id), 1.0, {"pinned": 1.0})
+        return [Candidate(self.pool.get(agent_id), 1.0, rule=RuleChoice(Rule.PINNED))
                 for agent_id in self.agents if agent_id not in exclude]
 
     def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,

@@ -56,12 +56,8 @@ class AskingPolicy(Protocol):
 
 def record_of(candidate: Candidate) -> float:
     """The coarse stage's estimate of how often the candidate is right, with a prior of one half (an agent
-    seen rarely is not taken for a reliable one)."""
-    components = candidate.components
-    if "reputation" in components and "visits" in components:
-        visits = float(components.get("pooled_visits", components["visits"]))
-        return record_reliability(float(components["reputation"]) * (visits + 1.0) - 1.0, visits)
-    return float(components.get("posterior_mean", 0.5))
+    seen rarely is not taken for a reliable one); one half for a candidate the coarse stage did not score."""
+    return record_reliability(*candidate.terms.record) if candidate.terms is not None else 0.5
 
 
 def model_of(candidate: Candidate) -> str:
@@ -87,6 +83,6 @@ def settled_models(candidates: Sequence[Candidate], asked: Sequence[Asked]) -> s
 
 def known_records(candidates: Sequence[Candidate], reliability: Reliability | None) -> Sequence[float]:
     """How often each candidate's model was right in training: the engine's records when it has them,
-    else the coarse stage's components."""
+    else the coarse stage's (`record_of`)."""
     records = reliability() if reliability is not None else None
     return records if records is not None else [record_of(c) for c in candidates]

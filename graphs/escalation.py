@@ -66,15 +66,10 @@ class FixedK:
 
 
 def _price_in_record_points(candidate: Candidate) -> float:
-    """The candidate's cost penalty in the coarse stage, in points of its model's record: the score weighs
-    `w_rep * record` against the penalty, so a penalty p costs p / w_rep of a record (0 when the coarse stage
-    gave no penalty or no reputation weight, e.g. a candidate built by hand)."""
-    components = candidate.components
-    reputation = float(components.get("reputation", 0.0))
-    s_rep = float(components.get("s_rep", 0.0))  # w_rep * reputation
-    if reputation <= 0.0 or s_rep <= 0.0:
-        return 0.0
-    return float(components.get("cost_penalty", 0.0)) * reputation / s_rep
+    """The candidate's cost penalty in the coarse stage, in points of its model's record
+    (`CandidateScore.price_in_record_points`); 0 for a candidate the coarse stage did not score (a pinned
+    baseline's, the exact tool's, a random draw)."""
+    return candidate.terms.price_in_record_points if candidate.terms is not None else 0.0
 
 
 

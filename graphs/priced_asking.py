@@ -61,14 +61,15 @@ would otherwise be tried on every word problem."""
 
 def expected_price(candidate: Candidate) -> float:
     """The coarse stage's expected USD per call of the candidate (its record's mean, smoothed with a
-    list-price call); 0 for a candidate built without one (a pinned baseline's, the exact tool's)."""
-    return float(candidate.components.get("mean_cost", 0.0))
+    list-price call); 0 for a candidate the coarse stage did not score (a pinned baseline's, the exact
+    tool's, a random draw)."""
+    return candidate.terms.mean_cost if candidate.terms is not None else 0.0
 
 
 def _fitting(candidates: Sequence[Candidate]) -> list[int]:
     """The candidates whose profile fits the subtask well enough to be asked (`FIT_SHARE`), in order; a
-    candidate built without a gate (a pinned baseline's) fits."""
-    gates = [float(c.components.get("gate", 1.0)) for c in candidates]
+    candidate the coarse stage did not score (a pinned baseline's) fits."""
+    gates = [c.terms.gate if c.terms is not None else 1.0 for c in candidates]
     best = max(gates, default=0.0)
     return [i for i, gate in enumerate(gates) if gate >= FIT_SHARE * best]
 

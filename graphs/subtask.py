@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from reso.agents.adapters.answers import AgentAnswer
 from reso.agents.adapters.prompting import ContextAnswer, render_subtask_prompt
+from reso.agents.selection.candidate_score import Rule, RuleChoice
 from reso.agents.selection.selector import Candidate
 from reso.agents.selection.stats_cache import Standings
 from reso.graphs.budget import Budget
@@ -115,7 +116,8 @@ class Subtask:
         if run.settings.plan.integration == Integration.TOOL:
             tools = team.integration_agents()
             if tools and self.role is StepRole.INTEGRATION:
-                return [Candidate(tools[0], 1.0, {"integration_route": 1.0}, domain=tools[0].domain)]
+                route = RuleChoice(Rule.INTEGRATION_ROUTE)
+                return [Candidate(tools[0], 1.0, domain=tools[0].domain, rule=route)]
             if self.role is StepRole.SUB_QUESTION:
                 # Integration is the tools' job then; a sub-question's slots go to agents that can answer it
                 # (a one-step plan's lone step may still be a calculation).
@@ -181,7 +183,7 @@ def _candidate_records(judged: Judged, rewards: Sequence[float | None]) -> list[
             score=scores[i].value if i in scores else None,
             score_reason=scores[i].reason if i in scores else None,
             score_failed=i in scores and scores[i].failed,
-            reward=rewards[i], domain=candidate.domain, selection=dict(candidate.components),
+            reward=rewards[i], domain=candidate.domain, selection=candidate.selection_record(),
             input_tokens=answer.input_tokens, output_tokens=answer.output_tokens, cost_usd=answer.cost_usd,
             latency_s=answer.latency_s, error=answer.error, failure=answer.failure, retries=answer.retries,
         )

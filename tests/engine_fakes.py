@@ -68,7 +68,7 @@ class FixedSelector:
     def select(self, subtask: str, k: int | None = None, *, domain: str | None = None,
                exclude: Collection[str] = ()) -> list[Candidate]:
         ids = [agent_id for agent_id in self.choose(subtask) if agent_id not in exclude][: k or None]
-        return [Candidate(self.pool.get(i), 1.0 - n / 10, {"similarity": 1.0}) for n, i in enumerate(ids)]
+        return [Candidate(self.pool.get(i), 1.0 - n / 10) for n, i in enumerate(ids)]
 
     def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,
                domain: str | None = None) -> None:

@@ -1,7 +1,8 @@
 """Shared builders for the coarse-stage selector tests (UCB variants and the Bayesian ones alike).
 
 A pool of agents priced per test, a selector over hand-set profile vectors (so similarities are known
-exactly) and a tiny DADB with hand-countable statistics.
+exactly), a tiny DADB with hand-countable statistics, and a candidate's score terms set by hand
+(`scored_terms`, for the fine stage's tests).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from reso.agents.dadb.sqlite import DADB
 from reso.agents.dadb.stats import AgentStats
 from reso.agents.pool import Pool, pool_from_dict
+from reso.agents.selection.candidate_score import CandidateScore
 from reso.agents.selection.config import SelectorConfig
 from reso.agents.selection.embeddings import load_embedder
 from reso.agents.selection.index import ProfileIndex
@@ -65,3 +67,17 @@ class CountingDADB(DADB):
 def sigmoid(x: float) -> float:
     """The gate's logistic function, for hand-computed expectations."""
     return 1 / (1 + math.exp(-x))
+
+
+def scored_terms(*, reputation: float = 1.0, visits: float = 0.0, **terms: float) -> CandidateScore:
+    """A coarse-stage score with the given terms and neutral others: a perfect fit (similarity, gate 1), no
+    price, w_rep 2, and a record of `visits` (also the pooled visits unless given) whose reward sum makes
+    `reputation` its smoothed mean (r + 1) / (n + 1), as the UCB variants score it."""
+    pooled = terms.pop("pooled_visits", visits)
+    fields: dict[str, float] = {
+        "similarity": 1.0, "s_sim": 0.6, "s_rep": 2.0 * reputation, "cost_penalty": 0.0, "base": 0.0,
+        "exploration": 0.0, "gate": 1.0, "score": 1.0, "mean_cost": 0.0, "w_rep": 2.0,
+        "reward_sum": reputation * (pooled + 1.0) - 1.0,
+    }
+    fields.update(terms)
+    return CandidateScore(reputation=reputation, visits=visits, pooled_visits=pooled, **fields)

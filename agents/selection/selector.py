@@ -6,9 +6,10 @@ profiles are most similar (`ProfileIndex`), every agent that shares a profile wi
 score them with the configured variant of `reso.agents.selection.scoring` (Thompson sampling by default,
 KL-UCB or the UCB formulas) using statistics from the DADB (mirrored in memory by `StatsCache`), each
 agent's record pooled with its model's in other roles and domains (`ModelPooling`), and return the `k` best
-as `Candidate`s carrying every score component. Ties are broken by a tiny seeded random draw; Thompson draws
-come from the same seeded generator, one stream per selection keyed by the subtask text and how often it was
-selected before, so concurrent selections draw alike whatever order they run in. The engine's fine stage
+as `Candidate`s carrying every term of their score, typed (`CandidateScore`). Ties are broken by a tiny
+seeded random draw; Thompson draws come from the same seeded generator, one stream per selection keyed by
+the subtask text and how often it was selected before, so concurrent selections draw alike whatever order
+they run in. The engine's fine stage
 (`reso.graphs.fine_stage`) runs those candidates and keeps the best-scored answer; `update` feeds each
 candidate's reward and cost back to the DADB (a no-op in test mode).
 
@@ -36,6 +37,7 @@ import numpy as np
 from reso.agents.dadb.base import AgentDatabase
 from reso.agents.pool import Pool
 from reso.agents.profiles import Agent
+from reso.agents.selection.candidate_score import CandidateScore, Rule, RuleChoice
 from reso.agents.selection.config import SelectorConfig, check_answer_value
 from reso.agents.selection.embeddings import Embedder
 from reso.agents.selection.index import ProfileIndex, index_path_for_db, profile_index_for_pool
@@ -70,14 +72,21 @@ class SelectionStreams:
 
 @dataclass(frozen=True)
 class Candidate:
-    """An agent chosen to answer a subtask, with its score and every term that made it up (the coarse
-    stage's, or a rule's: a pinned baseline, the integration step's exact tool); `domain` is the DADB row
-    its reward goes to."""
+    """An agent chosen to answer a subtask, with its score and what made it: the coarse stage's terms
+    (`terms`), or a rule (`rule`: a pinned baseline, the integration step's exact tool, a random draw), or
+    neither (a candidate built by hand); `domain` is the DADB row its reward goes to."""
 
     agent: Agent
     score: float
-    components: dict[str, float]
+    terms: CandidateScore | None = None
     domain: str | None = None
+    rule: RuleChoice | None = None
+
+    def selection_record(self) -> dict[str, float]:
+        """What the run record keeps of how the candidate was chosen (`reso.graphs.records`' `selection`)."""
+        if self.terms is not None:
+            return self.terms.as_record()
+        return self.rule.as_record() if self.rule is not None else {}
 
 
 class Selector(Protocol):
@@ -158,7 +167,7 @@ class ReputationSelector:
     def select(
         self, subtask: str, k: int = 1, *, domain: str | None = None, exclude: Collection[str] = ()
     ) -> list[Candidate]:
-        """The k best agents for one subtask text, best first, with their score components."""
+        """The k best agents for one subtask text, best first, with the terms of their score."""
         query = self.embedder.embed([subtask])[0].reshape(1, -1)
         sims, positions = self.index.search_positions(query, self._m(k, exclude))
         return self._rank(sims[0], positions[0], k, domain, exclude, self._streams.for_subtask(subtask))
@@ -206,11 +215,12 @@ class ReputationSelector:
             if ranked.size < positions.size and len({self.agents[positions[i]].model.spec for i in order}) < k:
                 # The head holds fewer models than k: other models may wait further down the ranking.
                 order = self._diverse(np.lexsort((jitter, -parts["score"])), positions, k)
+        w_rep = float(self.config.w_rep)
         return [
             Candidate(
                 agent=self.agents[positions[i]],
                 score=float(parts["score"][i]),
-                components={name: float(values[i]) for name, values in parts.items()},
+                terms=CandidateScore.of(parts, i, w_rep=w_rep, reward_sum=float(record.reward_sum[i])),
                 domain=domain,
             )
             for i in order
@@ -304,7 +314,7 @@ class RandomSelector:
         draw = rng.choice(size, size=count, replace=False)
         picks = [allowed[i] for i in draw] if allowed is not None else [int(i) for i in draw]
         return [
-            Candidate(agent=self.agents[p], score=0.0, components={"random_rank": float(rank)})
+            Candidate(agent=self.agents[p], score=0.0, rule=RuleChoice(Rule.RANDOM_RANK, float(rank)))
             for rank, p in enumerate(picks)
         ]
 

@@ -18,7 +18,7 @@ from tests.selector_helpers import HASH, priced_pool, sigmoid, tiny_dadb, vector
 
 
 def _by_id(selector: ReputationSelector, query, k: int) -> dict[str, dict[str, float]]:
-    return {c.agent.id: c.components
+    return {c.agent.id: c.selection_record()
             for c in selector.select_vector(np.asarray(query, dtype=np.float64), k)}
 
 
@@ -60,8 +60,8 @@ def test_unvisited_agent_is_tried_before_a_good_known_one_and_exploiting_ranks_b
     frozen = vector_selector(prices, vectors, db, variant=variant, exploration_c=0.0)
     ranked = frozen.select_vector(np.array([1.0, 0]), 3)
     assert [c.agent.id for c in ranked] == ["new", "known", "weaker"]
-    assert ranked[1].components["belief"] == ranked[1].components["posterior_mean"] == pytest.approx(19 / 22)
-    assert ranked[2].components["belief"] == pytest.approx(16 / 22)
+    assert ranked[1].terms.belief == ranked[1].terms.posterior_mean == pytest.approx(19 / 22)
+    assert ranked[2].terms.belief == pytest.approx(16 / 22)
 
 
 def test_a_fresh_dadb_still_asks_the_best_matching_agents_of_different_models() -> None:
@@ -192,7 +192,7 @@ def test_test_mode_teams_exploit_and_training_teams_sample() -> None:
 def test_thompson_draws_are_reproducible_by_seed(tiny_db) -> None:
     def beliefs(seed: int) -> list[list[float]]:
         selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [0.9, 0.1]], tiny_db, seed=seed)
-        return [sorted(c.components["belief"] for c in selector.select_vector(np.array([1.0, 0]), 2))
+        return [sorted(c.terms.belief for c in selector.select_vector(np.array([1.0, 0]), 2))
                 for _ in range(4)]
 
     first = beliefs(7)
@@ -211,7 +211,7 @@ def test_selections_draw_alike_whatever_order_they_run_in(tiny_db) -> None:
     # (and how often that text was selected), not on who went first.
     def draws(order: list[str]) -> dict[str, list[tuple[str, float]]]:
         selector = ReputationSelector(priced_pool({"a": 1.0, "b": 1.0}), tiny_db, HASH, seed=7)
-        return {text: [(c.agent.id, c.components["belief"]) for c in selector.select(text, 2)]
+        return {text: [(c.agent.id, c.terms.belief) for c in selector.select(text, 2)]
                 for text in order}
 
     forward, backward = draws(["first subtask", "second subtask"]), draws(["second subtask", "first subtask"])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reso.agents.pool import pool_from_dict
+from reso.agents.selection.candidate_score import CandidateScore
 from reso.agents.selection.selector import Candidate
 from reso.evals.datasets import Problem
 from reso.evals.eval_config import EvalConfig, RunOptions
@@ -21,14 +22,15 @@ from reso.graphs.escalation import Adaptive, Asked, AskingConfig, Cascade, Fixed
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer
 from tests.engine_fakes import ScriptedAnswerer, scripted_team
+from tests.selector_helpers import scored_terms
 
 
-def _cand(name: str, components: dict[str, float] | None = None, model: str | None = None) -> Candidate:
+def _cand(name: str, terms: CandidateScore | None = None, model: str | None = None) -> Candidate:
     """A candidate agent `name` on model `fake:<model>` (default: its own model)."""
     pool = pool_from_dict({"name": "escalation", "agents": [
         {"id": name, "model": {"spec": f"fake:{model or name}", "price_in": 1.0, "price_out": 2.0}, "role": "Algebra",
          "profile": "Solves algebra."}]})
-    return Candidate(pool.get(name), 1.0, components or {})
+    return Candidate(pool.get(name), 1.0, terms)
 
 
 def test_fixed_k_asks_k_at_once_and_never_more():
@@ -44,10 +46,12 @@ def test_fixed_k_asks_k_at_once_and_never_more():
 
 
 def test_adaptive_stops_when_confident_and_escalates_to_the_most_reliable_otherwise():
-    # Reliability from the coarse stage's components: reputation (r + 1) / (n + 1) re-smoothed to a prior of
+    # Reliability from the coarse stage's terms: reputation (r + 1) / (n + 1) re-smoothed to a prior of
     # one half, so "unseen" (reputation 1.0 after 0 visits) counts as 0.5, not as the most reliable.
-    cands = [_cand("cheap", {"reputation": 0.5, "visits": 9}), _cand("cheap2", {"reputation": 0.6, "visits": 9}),
-             _cand("unseen", {"reputation": 1.0, "visits": 0}), _cand("strong", {"reputation": 0.9, "visits": 9})]
+    cands = [_cand("cheap", scored_terms(reputation=0.5, visits=9)),
+             _cand("cheap2", scored_terms(reputation=0.6, visits=9)),
+             _cand("unseen", scored_terms(reputation=1.0, visits=0)),
+             _cand("strong", scored_terms(reputation=0.9, visits=9))]
     policy = Adaptive(confidence=0.8, k_max=3, escalate_to="reliable")
     # The coarse stage offers a slate, so escalation can reach a strong agent ranked low for its price.
     assert policy.slate_size(2) == 16 and Adaptive(0.8, 3, slate=2).slate_size(2) == 3
@@ -89,8 +93,9 @@ def test_adaptive_first_stage_leaves_out_peers_far_weaker_than_the_first():
     assert Adaptive(0.8, 4, peer_margin=0.5).first(cands, 3, lambda: [0.9, 0.5, 0.85, 0.95]) == [0, 1, 2]
     # A margin of 1 or more is the paper's first stage: all of the first k, records unread.
     assert Adaptive(0.8, 4, peer_margin=1.0).first(cands, 3, lambda: 1 / 0) == [0, 1, 2]
-    # Without the engine's records, the coarse stage's components decide (unseen agents count as 0.5).
-    weak_second = [_cand("a", {"reputation": 0.95, "visits": 99}), _cand("b", {"reputation": 0.2, "visits": 99})]
+    # Without the engine's records, the coarse stage's terms decide (unseen agents count as 0.5).
+    weak_second = [_cand("a", scored_terms(reputation=0.95, visits=99)),
+                   _cand("b", scored_terms(reputation=0.2, visits=99))]
     assert policy.first(weak_second, 2) == [0] and policy.first(weak_second, 2, lambda: None) == [0]
     with pytest.raises(ValueError, match="peer_margin"):
         Adaptive(confidence=0.8, k_max=3, peer_margin=-0.1)
@@ -181,14 +186,14 @@ def test_adaptive_fine_stage_settles_easy_subtasks_cheaply_and_escalates_hard_on
 
 
 class _RecordSelector:
-    """Offers `order`, best first, with each agent's training record as the coarse stage's components."""
+    """Offers `order`, best first, with each agent's training record as the coarse stage's terms."""
 
     def __init__(self, pool, order: list[str], records: dict[str, float]) -> None:
         self.pool, self.order, self.records = pool, order, records
 
     def select(self, subtask, k=None, *, domain=None, exclude=()):
         ids = [i for i in self.order if i not in exclude][: k or None]
-        return [Candidate(self.pool.get(i), 1.0, {"reputation": self.records.get(i, 0.5), "visits": 99.0})
+        return [Candidate(self.pool.get(i), 1.0, scored_terms(reputation=self.records.get(i, 0.5), visits=99.0))
                 for i in ids]
 
     def update(self, agent_id, reward, cost_usd, tokens, *, domain=None):

@@ -46,7 +46,7 @@ class CheapestFirst:
     def select(self, subtask: str, k: int = 1, *, domain: str | None = None,
                exclude: Collection[str] = ()) -> list[Candidate]:
         allowed = [agent for agent in self.agents if agent.id not in exclude]
-        return [Candidate(agent=agent, score=-agent.cost_usd(1000, 500), components={}, domain=agent.domain)
+        return [Candidate(agent=agent, score=-agent.cost_usd(1000, 500), domain=agent.domain)
                 for agent in allowed[:k]]
 
     def update(self, agent_id: str, reward: float, cost_usd: float, tokens: int, *,

@@ -55,7 +55,7 @@ def _stage(answers: dict[str, str], scores: dict[str, float], *, budget: Budget 
     models = models or {agent_id: ScriptedAnswerer(answers={SUBTASK: text}, calls=[])
                         for agent_id, text in answers.items()}
     team = scripted_team(models, lambda subtask: [], scorer=_ByText(scores))
-    offered = [Candidate(team.agent(agent_id), 1.0 - n / 10, {}) for n, agent_id in enumerate(models)]
+    offered = [Candidate(team.agent(agent_id), 1.0 - n / 10) for n, agent_id in enumerate(models)]
     run = RunContext(settings=ReSoSettings().replace({"asking.k": len(offered)}), team=team)
     judged = asyncio.run(run_fine_stage(run, offered, policy or FixedK(), prompt=SUBTASK, instruction=SUBTASK,
                                         context_text="", group="0", reference=None, budget=budget or Budget()))

@@ -139,7 +139,7 @@ class RankedSelector:
                exclude: Collection[str] = ()) -> list[Candidate]:
         ids = [i for i in ("dead", "good") if i not in exclude][: k or 1]
         self.picks.extend(ids)
-        return [Candidate(self.pool.get(i), 1.0, {}) for i in ids]
+        return [Candidate(self.pool.get(i), 1.0) for i in ids]
 
     def update(self, *args, **kwargs) -> None:
         raise AssertionError("test mode must not update the DADB")

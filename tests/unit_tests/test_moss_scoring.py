@@ -19,7 +19,7 @@ from tests.selector_helpers import sigmoid, tiny_dadb, vector_selector
 
 
 def _by_id(selector: ReputationSelector, query, k: int) -> dict[str, dict[str, float]]:
-    return {c.agent.id: c.components
+    return {c.agent.id: c.selection_record()
             for c in selector.select_vector(np.asarray(query, dtype=np.float64), k)}
 
 
@@ -106,7 +106,7 @@ def test_a_cheaper_agent_wins_at_equal_record_and_similarity() -> None:
             db.record(agent_id, 1.0 if i < 40 else 0.0, per_call, 1500)
     best = vector_selector({"dear": 10.0, "cheap": 0.5}, [[1, 0], [1, 0]], db,
                            variant="moss").select_vector(np.array([1.0, 0]), 1)[0]
-    assert best.agent.id == "cheap" and best.components["cost_penalty"] < 0.1
+    assert best.agent.id == "cheap" and best.terms.cost_penalty < 0.1
 
 
 def test_exploration_off_scores_the_posterior_mean_deterministically() -> None:
@@ -146,12 +146,12 @@ def test_fractional_rewards_go_to_the_agent_s_row_for_the_domain() -> None:
     selector.update("b", 0.9, 0.001, 10, domain="geometry")
     for _ in range(8):
         selector.update("a", 0.0, 0.001, 10, domain="algebra")
-    geometry = {c.agent.id: c.components
+    geometry = {c.agent.id: c.selection_record()
                 for c in selector.select_vector(np.array([1.0, 0]), 2, domain="geometry")}
     a, b = geometry["a"], geometry["b"]
     assert a["visits"] == 3 and a["posterior_mean"] == pytest.approx((1.5 + 1) / 5)
     assert a["belief"] == pytest.approx(0.5)  # 3 visits, more than the typical 2: no bonus
     assert b["visits"] == 1 and b["belief"] == pytest.approx(min(0.9 + 0.2 * math.sqrt(math.log(2)), 1.0))
-    algebra = {c.agent.id: c.components
+    algebra = {c.agent.id: c.selection_record()
                for c in selector.select_vector(np.array([1.0, 0]), 2, domain="algebra")}
     assert algebra["a"]["visits"] == 8 and algebra["a"]["belief"] == 0.0 and algebra["b"]["belief"] == 1.0

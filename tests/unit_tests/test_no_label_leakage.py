@@ -83,7 +83,7 @@ class Seen:
 
 
 def _candidates(candidates: Sequence[Candidate]) -> list[tuple[str, float, dict[str, float], str | None]]:
-    return [(c.agent.id, c.score, dict(c.components), c.domain) for c in candidates]
+    return [(c.agent.id, c.score, c.selection_record(), c.domain) for c in candidates]
 
 
 class SpyScorer(Scorer):

@@ -17,6 +17,7 @@ from reso.reward.peer_errors import PeerErrors
 from reso.reward.peer_posterior import PeerPosteriorScorer, peer_errors
 from reso.reward.records import LabelledRecord
 from reso.reward.training.peer_posterior_fit import fit_peer_posterior
+from tests.selector_helpers import scored_terms
 
 
 def _records(table: dict[str, Sequence[tuple[str, int]]]) -> list[LabelledRecord]:
@@ -127,7 +128,7 @@ def _cand(name: str, reputation: float) -> Candidate:
     pool = pool_from_dict({"name": "peers", "agents": [
         {"id": name, "model": {"spec": f"fake:{name}", "price_in": 1.0, "price_out": 1.0}, "role": "Algebra",
          "profile": "Solves algebra."}]})
-    return Candidate(pool.get(name), 1.0, {"reputation": reputation, "visits": 99})
+    return Candidate(pool.get(name), 1.0, scored_terms(reputation=reputation, visits=99))
 
 
 def test_diverse_escalation_asks_the_least_correlated_peer_even_when_none_is_more_reliable():
@@ -150,8 +151,7 @@ def test_diverse_escalation_asks_the_least_correlated_peer_even_when_none_is_mor
 def _priced(name: str, reputation: float, cost_penalty: float) -> Candidate:
     """A candidate as the coarse stage scores it: w_rep 2, so its penalty costs cost_penalty / 2 of a record."""
     base = _cand(name, reputation)
-    return Candidate(base.agent, 1.0, {"reputation": reputation, "visits": 99, "s_rep": 2.0 * reputation,
-                                       "cost_penalty": cost_penalty})
+    return Candidate(base.agent, 1.0, scored_terms(reputation=reputation, visits=99, cost_penalty=cost_penalty))
 
 
 def test_priced_diverse_escalation_weighs_a_peers_record_net_of_its_price():

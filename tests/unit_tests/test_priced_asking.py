@@ -23,6 +23,7 @@ from reso.graphs.run import DagRun
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.subtask import MIN_VALUE_USD, Subtask
 from reso.reward.peer_errors import PairCounts, PeerErrors
+from tests.selector_helpers import scored_terms
 
 
 def _cand(model: str, price: float, role: str = "Algebra") -> Candidate:
@@ -30,7 +31,7 @@ def _cand(model: str, price: float, role: str = "Algebra") -> Candidate:
     pool = pool_from_dict({"name": "priced", "agents": [
         {"id": f"{model}/{role}", "model": {"spec": f"fake:{model}", "price_in": 1.0, "price_out": 2.0},
          "role": role, "profile": "Solves algebra."}]})
-    return Candidate(pool.get(f"{model}/{role}"), 1.0, {"mean_cost": price})
+    return Candidate(pool.get(f"{model}/{role}"), 1.0, scored_terms(mean_cost=price))
 
 
 CHEAP, STRONG = _cand("cheap", 0.0008), _cand("strong", 0.003)
@@ -74,7 +75,7 @@ def test_a_live_model_whose_call_gave_nothing_is_tried_again_in_another_role_a_r
         {"id": f"m/{role}", "model": {"spec": "replay:answers.jsonl#m", "price_in": 1.0, "price_out": 2.0},
          "role": role, "profile": "Solves algebra."}
         for role in ("Algebra", "Geometry")]})
-    recorded = [Candidate(pool.get(f"m/{role}"), 1.0, {"mean_cost": 0.0}) for role in ("Algebra", "Geometry")]
+    recorded = [Candidate(pool.get(f"m/{role}"), 1.0, scored_terms(mean_cost=0.0)) for role in ("Algebra", "Geometry")]
     # A recording gives the same answer, or the same missing one, in every role.
     assert policy.more(recorded, [Asked(0, None, None)], _records(0.5, 0.5)) == []
     assert Adaptive(confidence=0.9, k_max=3).more(recorded, [Asked(0, None, None)], _records(0.5, 0.5)) == []
@@ -174,9 +175,9 @@ def test_policy_for_builds_the_rule_the_settings_name():
 
 def test_a_candidate_whose_profile_hardly_fits_the_subtask_is_not_asked():
     # A free exact tool offered for a word problem: its similarity gate is a tenth of the LLMs'.
-    tool = Candidate(_cand("calculator", 0.0).agent, 1.0, {"mean_cost": 0.0, "gate": 0.08})
-    cheap = Candidate(CHEAP.agent, 1.0, {"mean_cost": 0.0008, "gate": 0.8})
-    strong = Candidate(STRONG.agent, 1.0, {"mean_cost": 0.003, "gate": 0.7})
+    tool = Candidate(_cand("calculator", 0.0).agent, 1.0, scored_terms(mean_cost=0.0, gate=0.08))
+    cheap = Candidate(CHEAP.agent, 1.0, scored_terms(mean_cost=0.0008, gate=0.8))
+    strong = Candidate(STRONG.agent, 1.0, scored_terms(mean_cost=0.003, gate=0.7))
     policy = PricedAsking(answer_value_usd=0.01)
     assert policy.first([tool, cheap, strong], 2, _records(0.5, 0.5, 0.9)) == [2]
     assert policy.more([tool, cheap, strong], [Asked(2, None, None)], _records(0.5, 0.5, 0.9)) == [1]

@@ -65,7 +65,7 @@ class _Standings:
 
 def test_the_fine_stage_reads_the_chance_on_this_subtask():
     pool = priced_pool({"cheap": 0.1, "strong": 1.0})
-    offered = [Candidate(pool.get("cheap"), 1.0, {}), Candidate(pool.get("strong"), 1.0, {})]
+    offered = [Candidate(pool.get("cheap"), 1.0), Candidate(pool.get("strong"), 1.0)]
     skills = _skills(neighbours=3, prior=2.0)  # models named as the pool's: openai:cheap is "cheap"
     assert _reliabilities(_Standings(), offered, None, GEOMETRY[0]) == pytest.approx([0.5, 0.9])  # type: ignore[arg-type]
     assert _reliabilities(_Standings(), offered, skills, GEOMETRY[0]) == pytest.approx(  # type: ignore[arg-type]

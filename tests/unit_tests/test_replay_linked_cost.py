@@ -191,7 +191,7 @@ def test_the_question_budget_spends_the_original_call(tmp_path: Path) -> None:
         CHILD.replace("40", linked_constant(1, [0], "38.00")) + recorded_suffix(1),
         [ContextAnswer("0", ROOT, "3")])
     budget = Budget()
-    answer = asyncio.run(_ask(team, Candidate(agent, 1.0, {}), prompt, budget, timeout_s=5.0))
+    answer = asyncio.run(_ask(team, Candidate(agent, 1.0), prompt, budget, timeout_s=5.0))
     assert answer.ok and answer.total_tokens > 0
     assert (budget.tokens, budget.usd) == (answer.total_tokens, pytest.approx(answer.cost_usd))
     assert budget.usd > 0

@@ -107,7 +107,7 @@ def test_a_model_learned_in_one_role_is_not_tried_again_as_new_in_another() -> N
     dadb = DADB(mode="train")
     for _ in range(6):
         dadb.record("m00/algebra", 1.0, 0.001, 10, domain="algebra")
-    parts = {c.agent.id: c.components for c in selector(pool, dadb, exploration_c=0.0).select_vector(
+    parts = {c.agent.id: c.selection_record() for c in selector(pool, dadb, exploration_c=0.0).select_vector(
         EMBEDDER.embed(["Algebra: " + ROLES[0]])[0], 12, domain="algebra")}
     learned = [p for agent, p in parts.items() if agent.startswith("m00/")]
     assert all(p["pooled_visits"] == 6 and p["posterior_mean"] == pytest.approx(7 / 8) for p in learned)

@@ -27,7 +27,7 @@ def tiny_db() -> DADB:
 
 def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
     selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db, variant="paper")
-    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]), 2)}
+    by_id = {c.agent.id: c.selection_record() for c in selector.select_vector(np.array([1.0, 0, 0]), 2)}
     a = by_id["a"]
     assert a["similarity"] == pytest.approx(1.0) and a["s_sim"] == pytest.approx(0.6)
     assert a["reputation"] == pytest.approx(2 / 3) and a["s_rep"] == pytest.approx(4 / 3)
@@ -49,7 +49,7 @@ def test_paper_variant_matches_the_hand_computed_score(tiny_db) -> None:
 def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
     selector = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db,
                                variant="normalized", answer_value_usd=0.1)
-    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0, 0]), 2)}
+    by_id = {c.agent.id: c.selection_record() for c in selector.select_vector(np.array([1.0, 0, 0]), 2)}
     prior_a = (1000 * 10.0 + 500 * 20.0) / 1e6   # one pseudo-call at list price: 0.02 USD
     prior_b = (1000 * 1.0 + 500 * 2.0) / 1e6     # 0.002 USD
     cost_a, cost_b = (0.04 + prior_a) / 3, (0.001 + prior_b) / 2
@@ -64,8 +64,7 @@ def test_normalized_variant_matches_the_hand_computed_score(tiny_db) -> None:
     # An answer worth twice as much halves every penalty.
     lighter = vector_selector({"a": 10.0, "b": 1.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_db,
                               answer_value_usd=0.2, variant="normalized")
-    penalties = {c.agent.id: c.components["cost_penalty"]
-                 for c in lighter.select_vector(np.array([1.0, 0, 0]), 2)}
+    penalties = {c.agent.id: c.terms.cost_penalty for c in lighter.select_vector(np.array([1.0, 0, 0]), 2)}
     assert penalties == pytest.approx({"a": cost_a / 0.1, "b": cost_b / 0.1})
 
 
@@ -111,8 +110,8 @@ def test_unvisited_agents_get_the_optimistic_prior_and_are_tried_first() -> None
     db = _trained({"a": (20, 0.9)}, {"a": 1.0})
     selector = vector_selector({"a": 1.0, "b": 1.0}, [[1, 0], [1, 0]], db, variant="normalized")
     first, second = selector.select_vector(np.array([1.0, 0]), 2)
-    assert first.agent.id == "b" and first.components["reputation"] == 1.0 and first.components["visits"] == 0
-    assert first.components["exploration"] > 100 and second.agent.id == "a"
+    assert first.agent.id == "b" and first.terms.reputation == 1.0 and first.terms.visits == 0
+    assert first.terms.exploration > 100 and second.agent.id == "a"
 
 
 def test_select_returns_k_best_with_components_and_honours_exclude() -> None:
@@ -122,7 +121,7 @@ def test_select_returns_k_best_with_components_and_honours_exclude() -> None:
     query = np.array([0.9, 0.8, 0.7, 0.1, 0.0, 0.0])
     picked = selector.select_vector(query, 3)
     assert [c.agent.id for c in picked] == ["x0", "x1", "x2"]
-    assert all(set(c.components) >= {"similarity", "s_sim", "reputation", "s_rep", "cost_penalty", "base",
+    assert all(set(c.selection_record()) >= {"similarity", "s_sim", "reputation", "s_rep", "cost_penalty", "base",
                                       "exploration", "gate", "score"} for c in picked)
     assert [c.score for c in picked] == sorted((c.score for c in picked), reverse=True)
     assert [c.agent.id for c in selector.select_vector(query, 2, exclude={"x0"})] == ["x1", "x2"]
@@ -150,15 +149,15 @@ def test_update_writes_through_and_keeps_the_cache_without_reloading(tmp_path) -
     selector.select_vector(np.array([1.0, 0]), 2, domain="math")
     reads = db.reads
     selector.update("a", 1.0, 0.01, 100, domain="math")
-    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), 2, domain="math")}
+    by_id = {c.agent.id: c.selection_record() for c in selector.select_vector(np.array([1.0, 0]), 2, domain="math")}
     assert db.reads == reads and by_id["a"]["visits"] == 1
     assert db.stats()["a"].visits == 1
     reads = db.reads
     other = DADB(tmp_path / "db.sqlite")
     other.record("b", 0.0, 0.0, 5, domain="chem")
-    by_id = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), 2)}
+    by_id = {c.agent.id: c.selection_record() for c in selector.select_vector(np.array([1.0, 0]), 2)}
     assert db.reads == reads + 1 and by_id["b"]["visits"] == 1
-    chem = {c.agent.id: c.components for c in selector.select_vector(np.array([1.0, 0]), 2, domain="chem")}
+    chem = {c.agent.id: c.selection_record() for c in selector.select_vector(np.array([1.0, 0]), 2, domain="chem")}
     assert chem["a"]["visits"] == 0 and chem["b"]["visits"] == 1
 
 
@@ -172,7 +171,7 @@ def test_frozen_dadb_is_not_updated() -> None:
     db = DADB(mode="test")
     selector = vector_selector({"a": 1.0}, [[1.0]], db)
     selector.update("a", 1.0, 0.1, 10)
-    assert db.total_visits() == 0 and selector.select_vector(np.array([1.0]))[0].components["visits"] == 0
+    assert db.total_visits() == 0 and selector.select_vector(np.array([1.0]))[0].terms.visits == 0
 
 
 def test_random_selector_draws_distinct_agents_reproducibly() -> None:

@@ -123,7 +123,7 @@ def test_a_blocking_scorer_runs_off_the_event_loop_and_a_computing_one_in_place(
     dadb.record_many([("a", 0.0, 0.0, 10, None)])
     scorer = _Recording(blocking)
     team = _team(dadb, scorer)
-    offered = [Candidate(team.agent(agent_id), 1.0, {}) for agent_id in ("a", "c")]
+    offered = [Candidate(team.agent(agent_id), 1.0) for agent_id in ("a", "c")]
     run = RunContext(settings=ReSoSettings().replace({"asking.k": 2}), team=team)
     judged = asyncio.run(run_fine_stage(run, offered, FixedK(), prompt=SUBTASK, instruction=SUBTASK,
                                         context_text="", group="0", reference=None, budget=Budget()))
