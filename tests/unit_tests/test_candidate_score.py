@@ -22,9 +22,9 @@ from tests.selector_helpers import scored_terms, tiny_dadb, vector_selector
 def _scored(variant: str, **config: float) -> dict[str, Candidate]:
     """Agents a (2 visits, right once, 0.02 USD a call) and b (1 visit, right, 0.001 USD), both free at list
     price, so each one's expected cost per call is its record's mean: a 0.04 / 3, b 0.001 / 2."""
-    selector = vector_selector({"a": 0.0, "b": 0.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_dadb(), k=2,
+    selector = vector_selector({"a": 0.0, "b": 0.0}, [[1, 0, 0], [0.6, 0.8, 0]], tiny_dadb(),
                                variant=variant, answer_value_usd=0.1, exploration_c=0.0, **config)
-    return {c.agent.id: c for c in selector.select_vector(np.array([1.0, 0, 0]))}
+    return {c.agent.id: c for c in selector.select_vector(np.array([1.0, 0, 0]), 2)}
 
 
 @pytest.mark.parametrize("variant", ["thompson", "normalized"])
@@ -66,10 +66,10 @@ def test_the_selection_record_has_the_old_keys_in_the_old_order(variant: str, na
 
 
 def test_the_selection_record_equals_the_dict_of_components_it_replaces() -> None:
-    config = SelectorConfig(answer_value_usd=0.05, exploration_c=0.3)
+    config = SelectorConfig(exploration_c=0.3)
     visits, rewards = np.array([3.0, 0.0, 7.0]), np.array([2.0, 0.0, 6.0])
     parts = score_components(np.array([0.9, 0.5, 0.2]), visits, rewards, np.array([0.01, 0.0, 0.02]),
-                             np.full(3, 0.001), 10.0, config, np.random.default_rng(0))
+                             np.full(3, 0.001), 10.0, config, np.random.default_rng(0), answer_value_usd=0.05)
     # What the selector adds: the agent's own visits, next to the pooled ones the score read.
     parts["pooled_visits"], parts["visits"] = parts["visits"], np.array([1.0, 0.0, 7.0])
     for i in range(3):
@@ -109,7 +109,7 @@ def test_a_rule_writes_its_name_as_the_record() -> None:
     route = Candidate(agent, 1.0, rule=RuleChoice(Rule.INTEGRATION_ROUTE))
     assert route.selection_record() == {"integration_route": 1.0}
     drawn = RandomSelector(vector_selector({"a": 1.0, "b": 1.0, "c": 1.0}, np.eye(3)).pool, DADB(),
-                           config=SelectorConfig(k=3, seed=0)).select("a subtask")
+                           seed=0).select("a subtask", 3)
     assert [c.selection_record() for c in drawn] == [{"random_rank": 0.0}, {"random_rank": 1.0},
                                                      {"random_rank": 2.0}]
     assert all(c.terms is None and c.score == 0.0 for c in drawn)
