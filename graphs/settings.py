@@ -89,8 +89,8 @@ class ReSoSettings:
             ValueError: An unknown key (a former flat name says its key now), a value of the wrong type, or
                 values that cannot go together.
         """
-        for key in changes:
-            if key in FORMER_NAMES:
+        for key, value in changes.items():
+            if key in FORMER_NAMES and not isinstance(value, Mapping):  # `asking: {...}` is the section
                 raise ValueError(f"{where}: {key} is now {FORMER_NAMES[key]}")
         return apply(self, changes, where)
 

@@ -75,7 +75,7 @@ def demo_events() -> Recorder:
 def small_demo(tmp_path_factory, demo_events):
     out = tmp_path_factory.mktemp("demo")
     config = DemoConfig(out=out, world="two-model", train_limit=12, test_limit=6, concurrency=4,
-                        reso_variants={"fixed k=2": {"asking": "fixed", "k": 2}}, answer_values=(0.0001, 1.0))
+                        reso_variants={"fixed k=2": {"asking.rule": "fixed", "asking.k": 2}}, answer_values=(0.0001, 1.0))
     return out, run_demo(config, progress=demo_events)
 
 
@@ -90,11 +90,11 @@ def test_every_method_runs_on_the_same_test_items(small_demo):
     assert not any(m.startswith(("vote:", "cascade:")) for m in methods)
     assert all(s["n"] == 6 for s in summaries)
     reso = json.loads((out / "gsm8k-mas" / "test-reso" / "summary.json").read_text())
-    assert reso["settings"]["asking"] == "priced" and reso["settings"]["k_max"] == 4
+    assert reso["settings"]["asking.rule"] == "priced" and reso["settings"]["asking.k_max"] == 4
     assert reso["settings"]["answer_value_usd"] == DEFAULT_ANSWER_VALUE_USD
     # Question skills fitted on the training side's recorded answers, read by every ReSo run (the run's files
     # name them relative to the run folder: reso.evals.portable).
-    assert reso["settings"]["skills"] == "../skills"
+    assert reso["settings"]["asking.skills"] == "../skills"
     assert QuestionSkills.load(out / "gsm8k-mas" / "skills").right.shape[1] == 2
     # The frontier's sweep: one run per value of a right answer, otherwise the ReSo row's settings.
     for value, folder in ((0.0001, "test-reso-value-0.0001"), (1.0, "test-reso-value-1")):
@@ -151,15 +151,15 @@ def test_the_default_crm_is_the_general_crm_calibrated_on_the_training_run(small
     scorer = {"crm": calibrated, "peer": "peer:../crm-peer", "peer on records": "peer:../crm-peer-records",
               "judge": "signals:../judge"}[chosen]
     for label in ("reso", "reso (answer worth $1)", "reso (fixed k=2)", "random"):
-        assert summaries[label]["settings"]["scorer"] == scorer
+        assert summaries[label]["settings"]["reward.scorer"] == scorer
     with_crm = summaries["reso" if chosen == "crm" else "reso (CRM stage)"]
-    assert with_crm["settings"]["scorer"] == calibrated
+    assert with_crm["settings"]["reward.scorer"] == calibrated
     assert with_crm["scorer_failures"]["failed"] == 0 and with_crm["scorer_failures"]["scored"] > 0
     # Baselines that keep by agreement or by the labels never load the CRM.
     assert "oracle" in summaries and sum(label.startswith("single:") for label in summaries) == 2
     for label, summary in summaries.items():
         if label.startswith("single:") or label == "oracle":
-            assert summary["settings"]["scorer"] == "consensus"
+            assert summary["settings"]["reward.scorer"] == "consensus"
 
 
 TITLE = "GSM8K-MAS (GPT-4 and Mixtral)"
@@ -248,9 +248,9 @@ def test_the_fine_stage_is_chosen_on_a_validation_part_of_the_training_side(smal
               "peer on records": "reso (peer stage on records)", "judge": "reso (judge stage)"}
     for stage, scorer in scorers.items():
         row = summaries["reso"] if stage == choice["stage"] else summaries[labels[stage]]
-        assert row["settings"]["scorer"] == scorer
+        assert row["settings"]["reward.scorer"] == scorer
         # Every stage asks what pays at the default value of a right answer; they differ in who judges.
-        assert (row["settings"]["asking"], row["settings"]["k_max"], row["settings"]["answer_value_usd"]) == (
+        assert (row["settings"]["asking.rule"], row["settings"]["asking.k_max"], row["settings"]["answer_value_usd"]) == (
             "priced", 4, DEFAULT_ANSWER_VALUE_USD)
     assert labels[choice["stage"]] not in summaries
     assert json.loads((bench / "crm-peer" / "peer.json").read_text())["base"] == f"calibrated:{bench / 'crm-calibrated'}"

@@ -43,8 +43,8 @@ def test_every_reso_test_run_scores_with_the_staged_crm(staged_demo) -> None:
     out = config.out / "gsm8k-mas"
     assert is_small_crm_dir(out / "crm-staged")
     reso = json.loads((out / "test-reso" / "summary.json").read_text())
-    assert reso["settings"]["scorer"] == "staged:../crm-staged"  # relative to the run folder
-    assert reso["settings"]["asking"] == RESO_TEST["asking"] and reso["settings"]["k_max"] == RESO_TEST["k_max"]
+    assert reso["settings"]["reward.scorer"] == "staged:../crm-staged"  # relative to the run folder
+    assert reso["settings"]["asking.rule"] == RESO_TEST["asking.rule"] and reso["settings"]["asking.k_max"] == RESO_TEST["asking.k_max"]
     assert reso["scorer_failures"]["failed"] == 0 and reso["scorer_failures"]["scored"] > 0
     assert [s["label"] for s in by_benchmark["gsm8k-mas"]][0] == "reso"
 
