@@ -79,6 +79,10 @@ class AskingConfig:
                 raise ValueError(f"unknown asking.{name} {value!r}; choose one of {', '.join(kind)}") from None
         if self.k < 1:
             raise ValueError(f"asking.k must be >= 1, got {self.k}")
+        if self.confidence is not None and not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"asking.confidence must be in [0, 1], got {self.confidence}")
+        if not self.peer_margin >= 0.0:
+            raise ValueError(f"asking.peer_margin must be >= 0, got {self.peer_margin}")
         if self.k_max is not None and self.k_max < 1:
             raise ValueError(f"asking.k_max must be >= 1, got {self.k_max}")
         if self.rule == AskingRule.CONFIDENCE and (self.confidence is None or self.k_max is None):

@@ -83,7 +83,8 @@ class Setting:
             return _adapter(self.hint).validate_python(value)
         except ValidationError as error:
             reason = error.errors()[0]["msg"]
-            raise SettingsError(f"{where}: {self.key}: {reason}, got {value!r}") from None
+            named = where if where == self.flag else f"{where}: {self.key}"  # `--mode: …`, `--set: asking.k: …`
+            raise SettingsError(f"{named}: {reason}, got {value!r}") from None
 
 
 @functools.cache

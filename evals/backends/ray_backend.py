@@ -103,7 +103,7 @@ class RayBackend:
         try:
             import ray
         except ImportError:
-            raise BackendSetupError("--backend ray needs Ray: pip install 'reso-langgraph[ray]'") from None
+            raise BackendSetupError("backend.kind ray needs Ray: pip install 'reso-langgraph[ray]'") from None
         if self.address is not None:
             _check_reachable(self.address)
         if ray.is_initialized():  # this process is connected already (the Python API, the benchmark)
@@ -276,7 +276,7 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=timeout_s).close()
     except OSError as error:
-        raise BackendSetupError(f"--address {address}: no Ray cluster answers there ({error.strerror or error}); "
+        raise BackendSetupError(f"backend.address {address}: no Ray cluster answers there ({error.strerror or error}); "
                                 "start one with `ray start --head`") from None
 
 

@@ -54,7 +54,7 @@ def _check_planner_model(planner_model: str | None) -> None:
             ModelSpec(spec=planner_model)
         except ValidationError:
             raise QuestionInputError(
-                f"--planner-model {planner_model!r} is not a model spec of the form PROVIDER:MODEL") from None
+                f"plan.planner_model {planner_model!r} is not a model spec of the form PROVIDER:MODEL") from None
 
 
 def _check_thread_options(checkpoint: str | None, thread: str | None) -> None:

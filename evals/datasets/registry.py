@@ -101,7 +101,7 @@ def resolve_data_root(data_root: str | Path | None = None) -> tuple[Path, str]:
     """The data root to use and where it came from: the explicit argument, else $RESO_DATA_ROOT, else
     `../shared/data` relative to the current directory."""
     if data_root is not None:
-        return Path(data_root), "--data-root"
+        return Path(data_root), "run.data_root"
     if os.environ.get(DATA_ROOT_ENV):
         return Path(os.environ[DATA_ROOT_ENV]), f"${DATA_ROOT_ENV}"
     return Path.cwd() / DEFAULT_DATA_ROOT, "the default ../shared/data"
@@ -113,7 +113,7 @@ def _release_entry(name: str, relative: str) -> _Entry:
         path = root / relative
         if not path.is_file():
             raise DatasetError(f"dataset {name!r} needs {relative} under the data root {root} (from {origin}), "
-                               f"but {path} does not exist; pass --data-root or set {DATA_ROOT_ENV}")
+                               f"but {path} does not exist; set run.data_root (reso eval --set run.data_root=DIR) or {DATA_ROOT_ENV}")
         return load_file(path, id_prefix=name, source=name)
 
     return _Entry(f"ReSo release file <data root>/{relative}", build)

@@ -206,3 +206,33 @@ def test_answer_settings_and_former_names_point_at_real_keys() -> None:
 def test_a_trees_keys_carry_its_prefix() -> None:
     assert {setting.key for setting in Tree("run", __import__("reso.evals.eval_config", fromlist=["RunOptions"])
                                             .RunOptions).settings()} >= {"run.concurrency", "run.budget_usd"}
+
+
+def test_a_run_hands_each_section_to_the_code_that_acts_on_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fine stage's policy is made from the `asking` section itself, each question's budget from `limits`:
+    spies on the code that acts on them see the very objects of the run's settings."""
+    import reso.graphs.subtask as subtask_module
+    from reso.graphs.api import ReSo
+    from reso.graphs.limits import QuestionLimits
+    from tests.engine_fakes import ScriptedAnswerer, scripted_team
+
+    seen: dict[str, Any] = {}
+    real_policy_for, real_budget = subtask_module.policy_for, QuestionLimits.question_budget
+
+    def spy_policy_for(config: AskingConfig, **kwargs: Any) -> Any:
+        seen["asking"] = config
+        return real_policy_for(config, **kwargs)
+
+    def spy_budget(limits: QuestionLimits, parent: Any = None) -> Any:
+        seen["limits"] = limits
+        return real_budget(limits, parent)
+
+    monkeypatch.setattr(subtask_module, "policy_for", spy_policy_for)
+    monkeypatch.setattr(QuestionLimits, "question_budget", spy_budget)
+    solver = ScriptedAnswerer(answers={"Step A": "A is \\boxed{3}"}, calls=[])
+    team = scripted_team({"solver": solver}, lambda subtask: ["solver"])
+    settings = ReSoSettings().with_changes({"asking.rule": "fixed", "asking.k": 1, "limits.max_tokens": 10_000})
+    result = ReSo(settings, team=team).solve("one step", plan=[
+        {"id": "a", "instruction": "Step A: how many?", "depends_on": []}])
+    assert result.answer == "3"
+    assert seen["asking"] is settings.asking and seen["limits"] is settings.limits
