@@ -2,8 +2,7 @@
 wherever a command takes it) and one help text, and the defaults shown for options whose value, when left
 out, the settings or the command choose (typer shows those as `[default: (…)]`).
 
-A default shown here for a `ReSoSettings` field is that field's default, which a test checks
-(tests/unit_tests/test_cli_options.py): the CLI leaves such an option out of the settings unless given.
+The options of the run settings are generated from the settings tree instead (`settings_options.py`).
 """
 
 from __future__ import annotations
@@ -16,12 +15,8 @@ from reso.evals.cli.errors import fail
 
 PRICES_HELP = "Price list YAML for the pool's models."
 POOL_PRICES = "the pool's own prices"
-SCORER_HELP = "CRM scorer spec (consensus, small:DIR, calibrated:DIR, peer:DIR, …)."
-NO_BUDGET = "none: no budget"
-NO_LIMIT = "none: no limit"
 PLANNER_MODEL_HELP = "Chat model of the LLM planner, as PROVIDER:MODEL (e.g. openai:gpt-4o-mini)."
 NO_PLANNER_MODEL = "none: auto plans MAS-format questions structurally, any other as one step"
-EVERY_ITEM = "every item"
 NOTHING_WRITTEN = "none: nothing written"
 
 

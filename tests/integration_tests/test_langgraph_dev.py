@@ -5,6 +5,7 @@ The `server` and `server_log` fixtures are in conftest.py."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_an_assistant_context_of_settings_reaches_the_run(server: str) -> None:
 
     async def scenario() -> tuple[dict, dict]:
         client = get_client(url=server)
-        assistant = await client.assistants.create("reso", context={"settings": {"review_plan": True}})
+        assistant = await client.assistants.create("reso", context={"settings": {"plan": {"review": True}}})
         schemas = await client.assistants.get_schemas(assistant["assistant_id"])
         thread = await client.threads.create()
         await client.runs.wait(thread["thread_id"], assistant["assistant_id"], input={"question": QUESTION})
@@ -49,7 +50,9 @@ def test_an_assistant_context_of_settings_reaches_the_run(server: str) -> None:
     schemas, state = asyncio.run(scenario())
     # Studio's form shows the settings; the team, budgets and learning are for Python callers only.
     assert list(schemas["context_schema"]["properties"]) == ["settings"]
-    assert state["next"] == ["review_plan"], "review_plan in the assistant's settings pauses after planning"
+    form = json.dumps(schemas["context_schema"])  # the settings' sections, down to their fields, are in the form
+    assert all(f'"{name}"' in form for name in ("plan", "selection", "asking", "reward", "limits", "k_max", "review"))
+    assert state["next"] == ["review_plan"], "plan.review in the assistant's settings pauses after planning"
     assert state["values"]["plan"] and "answer" not in state["values"]
 
 
@@ -59,7 +62,7 @@ def test_a_plan_review_resumes_through_langgraph_dev_without_reviving_a_class(se
 
     async def scenario() -> tuple[dict, dict]:
         client = get_client(url=server)
-        assistant = await client.assistants.create("reso", context={"settings": {"review_plan": True}})
+        assistant = await client.assistants.create("reso", context={"settings": {"plan": {"review": True}}})
         thread = await client.threads.create()
         await client.runs.wait(thread["thread_id"], assistant["assistant_id"], input={"question": QUESTION})
         paused = await client.threads.get_state(thread["thread_id"])

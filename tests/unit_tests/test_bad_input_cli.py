@@ -99,9 +99,9 @@ def test_an_unknown_dataset_names_the_registered_ones_and_the_path_tried(tmp_pat
 
 
 def test_a_missing_data_root_names_the_file_looked_for(tmp_path: Path) -> None:
-    result = invoke("eval", "--dataset", "math-mas-easy", "--data-root", str(tmp_path / "nowhere"),
+    result = invoke("eval", "--dataset", "math-mas-easy", "--set", f"run.data_root={tmp_path / 'nowhere'}",
                     "--out", str(tmp_path / "run"), "--quiet")
-    assert_one_error_line(result, 2, "reso-mas/MATH-MAS-Easy.json", "--data-root")
+    assert_one_error_line(result, 2, "reso-mas/MATH-MAS-Easy.json", "--set run.data_root=")
 
 
 def test_synth_validate_reports_an_unreadable_file_as_one_line(tmp_path: Path) -> None:
@@ -201,10 +201,12 @@ def test_an_unset_api_key_variable_is_named_before_any_call(tmp_path: Path, monk
 @pytest.mark.parametrize(
     ("args", "parts"),
     [
-        (("solve", "q?", "--planner", "magic"), ["unknown planner 'magic'; choose one of auto"]),
-        (("solve", "q?", "--planner-model", "no-colon"), ["--planner-model 'no-colon' is not a model spec"]),
+        (("solve", "q?", "--set", "plan.planner=magic"),
+         ["--set: plan.planner: Input should be 'auto', 'structural', 'llm' or 'given', got 'magic'"]),
+        (("solve", "q?", "--set", "plan.planner_model=no-colon"),
+         ["plan.planner_model 'no-colon' is not a model spec"]),
         (("solve", "q?", "--scorer", "magic"), ["scorer 'magic': unknown scorer kind 'magic'"]),
-        (("solve", "q?", "--k", "0"), ["k must be >= 1"]),
+        (("solve", "q?", "--set", "asking.k=0"), ["asking.k must be >= 1, got 0"]),
         (("solve", "   "), ["no question given: the question in the argument is empty"]),
         (("plan", ""), ["no question given: the question in the argument is empty"]),  # one reader for both
         (("solve", "q?", "--file", "q.txt"), ["give the question either as an argument or with --file, not both"]),
@@ -225,12 +227,15 @@ def test_eval_refuses_bad_options_before_running(tmp_path: Path) -> None:
                        # default pool's shipped DADB has).
                        (("--method", "vote:2", "--pool", str(two_model_pool_path())), "the DADB has none"),
                        (("--method", "cascade:gpt-4-1106-preview"), "expected cascade:A,B>C"),
-                       (("--integration", "maybe"), "unknown integration 'maybe'; choose one of tool, select"),
-                       (("--asking", "confidence", "--k-max", "3"), "needs both confidence and k_max"),
-                       (("--asking", "confidence", "--k-max", "3", "--confidence", "1.5"),
-                        "confidence must be in [0, 1], got 1.5"),
-                       (("--asking", "always"), "unknown asking 'always'; choose one of priced, confidence, fixed"),
-                       (("--confidence", "0.8"), "confidence is read by asking 'confidence' only"),
+                       (("--set", "plan.integration=maybe"),
+                        "--set: plan.integration: Input should be 'tool' or 'select', got 'maybe'"),
+                       (("--set", "asking.rule=confidence", "--set", "asking.k_max=3"),
+                        "needs both asking.confidence and asking.k_max"),
+                       (("--set", "asking.rule=confidence", "--set", "asking.k_max=3", "--set", "asking.confidence=1.5"),
+                        "asking.confidence must be in [0, 1], got 1.5"),
+                       (("--set", "asking.rule=always"),
+                        "--set: asking.rule: Input should be 'priced', 'confidence' or 'fixed', got 'always'"),
+                       (("--set", "asking.confidence=0.8"), "asking.confidence is read by asking.rule 'confidence' only"),
                        (("--answer-value", "-1"), "answer_value_usd must be a USD amount > 0"),
                        (("--scorer", "magic"), "unknown scorer kind 'magic'"),
                        (("--limit", "-1"), "limit must be >= 0"),
@@ -368,9 +373,10 @@ def test_demo_refuses_a_bad_pool_or_an_unset_key_before_starting(tmp_path: Path,
     pool = write(tmp_path / "pool.yaml", UNSET_KEY_POOL)
     assert_one_error_line(invoke("demo", "--pool", str(pool), "--out", str(out)), 2,
                           "RESO_TEST_UNSET_KEY_VAR (api_key_env) is not set or empty")
-    assert_one_error_line(invoke("demo", "--level", "extreme", "--out", str(out)), 2, "--level must be easy")
+    assert_one_error_line(invoke("demo", "--level", "extreme", "--out", str(out)), 2,
+                          "demo.level must be easy, medium or hard, got 'extreme'")
     assert_one_error_line(invoke("demo", "--world", "flat", "--out", str(out)), 2,
-                          "--world must be one of many, open, two-model")
+                          "demo.world must be one of many, open, two-model")
     assert not out.exists()
 
 
@@ -391,14 +397,14 @@ def test_a_dadb_file_that_is_not_sqlite_and_a_missing_crm_folder(tmp_path: Path,
 def test_eval_bad_mode_is_one_line(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE)
     result = invoke("eval", "--dataset", str(dataset), "--mode", "exam", "--out", str(tmp_path / "run"), "--quiet")
-    assert_one_error_line(result, 2, "unknown mode 'exam'; choose one of train, test")
+    assert_one_error_line(result, 2, "--mode: Input should be 'train' or 'test', got 'exam'")
 
 
 def test_eval_cache_file_that_is_not_sqlite_is_one_line(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE)
     cache = write(tmp_path / "responses.sqlite", "not a database, just some text " * 10)
-    result = invoke("eval", "--dataset", str(dataset), "--cache-file", str(cache), "--out", str(tmp_path / "run"),
-                    "--quiet")
+    result = invoke("eval", "--dataset", str(dataset), "--set", f"run.cache_file={cache}",
+                    "--out", str(tmp_path / "run"), "--quiet")
     assert_one_error_line(result, 2, f"{cache}: cannot use as a response cache")
 
 
@@ -445,13 +451,14 @@ def test_a_dadb_path_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
 def test_eval_refuses_a_rerun_with_other_settings_into_the_same_out(tmp_path: Path) -> None:
     dataset = write(tmp_path / "ok.jsonl", GOOD_LINE + '{"id": "b", "question": "What is 3+5?", "answer": "8"}\n')
     out = tmp_path / "run"
-    args = ("eval", "--dataset", str(dataset), "--out", str(out), "--embedder", "hash:64", "--quiet")
+    args = ("eval", "--dataset", str(dataset), "--out", str(out), "--set", "selection.embedder=hash:64",
+            "--quiet")
     first = invoke(*args, "--limit", "1")
     assert first.exit_code == 0, first.stderr
     rows = (out / "results.jsonl").read_text()
-    assert_one_error_line(invoke(*args, "--k", "3", "--method", "random"), 2,
-                          f"{out}: holds 1 result(s) of a different run (method 'reso' → 'random'; asking 'priced' → "
-                          "'fixed'; k 2 → 3)")
+    assert_one_error_line(invoke(*args, "--set", "asking.k=3", "--method", "random"), 2,
+                          f"{out}: holds 1 result(s) of a different run (method 'reso' → 'random'; asking.rule "
+                          "'priced' → 'fixed'; asking.k 2 → 3)")
     assert (out / "results.jsonl").read_text() == rows
     again = invoke(*args)  # the same values resume, and the larger limit adds the second item
     assert again.exit_code == 0, again.stderr
@@ -502,14 +509,14 @@ PATH_OPTIONS = [
     (["demo", "--out", "{file}/sub"], "error: --out {file}/sub: not a folder ({file} is a file)"),
     (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{file}/sub"],
      "error: --out {file}/sub: not a folder ({file} is a file)"),
-    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--cache-file", "{folder}"],
-     "error: --cache-file {folder}: a folder, not a file"),
-    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--cache-file", "{file}/c.sqlite"],
-     "error: --cache-file {file}/c.sqlite: cannot be made ({file} is a file, not a folder)"),
+    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--set", "run.cache_file={folder}"],
+     "error: run.cache_file {folder}: a folder, not a file"),
+    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--set", "run.cache_file={file}/c.sqlite"],
+     "error: run.cache_file {file}/c.sqlite: cannot be made ({file} is a file, not a folder)"),
     (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--mode", "train", "--db",
       "{file}/d.sqlite"], "error: --db {file}/d.sqlite: cannot be made ({file} is a file, not a folder)"),
-    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--data-root", "{file}"],
-     "error: --data-root {file}: not a folder"),
+    (["eval", "--dataset", "gsm8k-mas-easy-test", "--out", "{tmp}/run", "--set", "run.data_root={file}"],
+     "error: run.data_root {file}: not a folder"),
     (["crm", "train", "--data", "{file}", "--out", "{file}"], "error: --out {file}: not a folder"),
     (["crm", "as-steps", "--data", "{file}", "--out", "{folder}"], "error: --out {folder}: a folder, not a file"),
     (["synth", "gsm8k", "--out", "{folder}"], "error: --out {folder}: a folder, not a file"),
