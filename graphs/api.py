@@ -53,9 +53,12 @@ class ReSo:
     """
 
     def __init__(self, settings: ReSoSettings | Mapping[str, Any] | None = None, *, team: Team | None = None,
-                 checkpoint_path: str | Path | None = None, **overrides: Any) -> None:
+                 checkpoint_path: str | Path | None = None, **run_wide: Any) -> None:
+        """`settings`: a `ReSoSettings`, a mapping nested by section (`{"asking": {"k": 2}}`) or by dotted key
+        (`{"asking.k": 2}`), or None (the defaults); `run_wide`: the run-wide settings as keywords (`pool`, `db`,
+        `mode`, `seed`, `answer_value_usd`), over `settings`."""
         base = ReSoSettings.coerce(settings)
-        self.settings = base.replace(**overrides) if overrides else base
+        self.settings = base.replace(**run_wide) if run_wide else base
         self.checkpoint_path = checkpoint_location(checkpoint_path)
         self._given = RunContext(settings=self.settings, team=team)
         self._context: RunContext | None = None

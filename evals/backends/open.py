@@ -29,7 +29,7 @@ def open_backend(name: str, *, address: str | None = None, workers: int = 2,
         yield None
         return
     if name != "ray":
-        raise BackendSetupError(f"--backend must be local or ray, got {name!r}")
+        raise BackendSetupError(f"backend.kind must be local or ray, got {name!r}")
     from reso.evals.backends.ray_backend import RayBackend
 
     cache = str(Path(cache_file).resolve()) if cache_file else None

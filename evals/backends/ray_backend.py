@@ -89,7 +89,7 @@ class RayBackend:
     def __init__(self, *, address: str | None = None, workers: int = 2, team_factory: TeamFactory = build_team,
                  cache_file: str | None = None, worker_cpus: float = WORKER_CPUS) -> None:
         if workers < 1:
-            raise BackendSetupError(f"--workers must be at least 1, got {workers}")
+            raise BackendSetupError(f"backend.workers must be at least 1, got {workers}")
         self.address = address
         self.workers = workers
         self.team_factory = team_factory
@@ -123,7 +123,7 @@ class RayBackend:
         except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as error:
             self._token.close()
             where = ("cannot start a local Ray instance" if self.address is None
-                     else f"--address {self.address}: cannot join a Ray cluster there")
+                     else f"backend.address {self.address}: cannot join a Ray cluster there")
             raise BackendSetupError(f"{where}: {_join_error(error)}") from None
         self._owns_ray = True
         return self

@@ -86,7 +86,7 @@ def _eval_with_a_rejected_key(tmp_path: Path):
     out = tmp_path / "run"
     with OpenAIStub(default=REJECTED) as stub:
         result = invoke("eval", "--dataset", str(dataset), "--pool", str(write_pool(tmp_path, stub.base_url)),
-                        "--out", str(out), "--quiet", "--no-cache")
+                        "--out", str(out), "--quiet", "--set", "run.cache=false")
     return result, out
 
 

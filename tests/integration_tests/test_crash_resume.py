@@ -58,7 +58,7 @@ def _eval_command(out: Path, db: Path, dataset: str = DATASET, limit: int = ITEM
     # The hashing embedder spares each process seconds of model loading; what is tested is independent of it.
     # GSM8K-MAS is made of the two-model pool's recorded questions (its 8-shot prompts size the token budget).
     return [RESO, "eval", "--mode", "train", "--dataset", dataset, "--limit", str(limit), "--concurrency", "2",
-            "--out", str(out), "--db", str(db), "--quiet", "--embedder", "hash:256",
+            "--out", str(out), "--db", str(db), "--quiet", "--set", "selection.embedder=hash:256",
             "--pool", str(two_model_pool_path())]
 
 
@@ -144,8 +144,8 @@ def test_checkpointed_graph_run_resumes_without_asking_finished_subtasks_again(t
 
 def test_eval_stopped_by_its_run_budget_reports_partial_results_and_resumes_with_a_higher_one(tmp_path):
     out, db = tmp_path / "sweep" / "budget", tmp_path / "dadb.sqlite"
-    limited = subprocess.run([*_eval_command(out, db, limit=10), "--budget-tokens", "25000"], cwd=ROOT,
-                             env=_env(), capture_output=True, text=True, timeout=120)
+    limited = subprocess.run([*_eval_command(out, db, limit=10), "--set", "run.budget_tokens=25000"],
+                             cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
     assert limited.returncode == 0, limited.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stopped"].startswith("run token budget of 25000 spent")
@@ -155,8 +155,8 @@ def test_eval_stopped_by_its_run_budget_reports_partial_results_and_resumes_with
     rows = [json.loads(line) for line in _lines(out / "results.jsonl")]
     assert DADB(db, mode="test").total_visits() == sum(len(row["dadb_updates"]) for row in rows)
 
-    resumed = subprocess.run([*_eval_command(out, db, limit=10), "--budget-tokens", "1000000"], cwd=ROOT,
-                             env=_env(), capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run([*_eval_command(out, db, limit=10), "--set", "run.budget_tokens=1000000"],
+                             cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stopped"] is None and summary["n"] == 10

@@ -74,7 +74,8 @@ def test_ctrl_c_in_eval_says_what_was_saved_and_the_rerun_resumes(tmp_path: Path
     out, db = tmp_path / "run", tmp_path / "dadb.sqlite"
     results = out / "results.jsonl"
     command = [RESO, "eval", "--mode", "train", "--dataset", "gsm8k-mas-easy-train", "--limit", "120",
-               "--concurrency", "2", "--out", str(out), "--db", str(db), "--quiet", "--embedder", "hash:256"]
+               "--concurrency", "2", "--out", str(out), "--db", str(db), "--quiet",
+               "--set", "selection.embedder=hash:256"]
     code, after = interrupt_when(command, lambda: len(_lines(results)) >= 2)
     assert_said_what_was_saved(code, after, out, "eval")
     saved = _lines(results)
@@ -94,7 +95,7 @@ def test_ctrl_c_in_demo_says_what_was_saved_and_the_rerun_resumes(tmp_path: Path
     out = tmp_path / "demo"
     training = out / "math-l5-mas" / "train-reso" / "results.jsonl"
     # The general CRM is fitted in a second process meanwhile: it must stay quiet too.
-    command = [RESO, "demo", "--out", str(out), "--train-limit", "40", "--test-limit", "10"]
+    command = [RESO, "demo", "--out", str(out), "--set", "demo.train_limit=40", "--set", "demo.test_limit=10"]
     code, after = interrupt_when(command, lambda: len(_lines(training)) >= 3)
     assert_said_what_was_saved(code, after, out, "demo")
     saved = _lines(training)

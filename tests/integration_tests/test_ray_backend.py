@@ -1,8 +1,8 @@
 """The Ray backend on a two-node Ray cluster on this machine (two `ray start` nodes, started once for the module
 and stopped after) with a real PostgreSQL DADB: training with four workers learns every recorded call
 once, a worker killed mid-run loses no item, a second run into a folder being written is refused, a
-run budget holds across workers, and a driver (`reso eval --backend ray --address`) killed mid-run resumes
-when its command is run again.
+run budget holds across workers, and a driver (`reso eval --set backend.kind=ray --set backend.address=…`)
+killed mid-run resumes when its command is run again.
 
 The workers' teams are `reso bench scale`'s fake agents of fixed latency (`LatencyTeam`), learning into the
 DADB the settings name.
@@ -10,7 +10,8 @@ DADB the settings name.
 Token authentication is on for every cluster here, with the cluster's own token, while HOME holds a stray
 `~/.ray/auth_token` (a temporary HOME: what one local `ray.init()` leaves behind, which used to make the
 second node refused): `reso bench scale` and the two-node cluster work, a driver without the cluster's token
-is refused with the cause named, and `reso eval --backend ray` without `--address` writes no token file.
+is refused with the cause named, and `reso eval --set backend.kind=ray` without `backend.address` writes no
+token file.
 """
 
 from __future__ import annotations
@@ -89,13 +90,15 @@ def test_reso_bench_scale_runs_beside_a_stray_token_file(stray_home: Path) -> No
 
 
 def test_a_local_instance_uses_a_token_of_its_own_and_writes_none(tmp_path: Path) -> None:
-    """`reso eval --backend ray` without `--address`, in a HOME with no token: Ray would write one to
-    ~/.ray/auth_token (the file that broke the cluster); with a token of its own nothing is written there."""
+    """`reso eval --set backend.kind=ray` without `backend.address`, in a HOME with no token: Ray would write
+    one to ~/.ray/auth_token (the file that broke the cluster); with a token of its own nothing is written
+    there."""
     home = tmp_path / "home"
     home.mkdir()
     env = {name: value for name, value in _env().items() if name not in (MODE_VAR, TOKEN_VAR, TOKEN_PATH_VAR)}
     command = [RESO, "eval", "--dataset", DATASET, "--limit", "2", "--out", str(tmp_path / "run"), "--quiet",
-               "--embedder", "hash:64", "--backend", "ray", "--workers", "1"]
+               "--set", "selection.embedder=hash:64", "--set", "backend.kind=ray",
+               "--set", "backend.workers=1"]
     finished = subprocess.run(command, cwd=ROOT, env=env | {"HOME": str(home)}, capture_output=True, text=True,
                               timeout=300)
     assert finished.returncode == 0, finished.stderr[-2000:]
@@ -112,13 +115,14 @@ def test_a_driver_without_the_clusters_token_is_refused_with_the_cause_named(clu
     env = {name: value for name, value in _env().items() if name not in (TOKEN_VAR, TOKEN_PATH_VAR)}
     env["RAY_gcs_server_port_wait_time_s"] = "3"  # Ray's retries of a refused connection: 3 s, not 20
     command = [RESO, "eval", "--dataset", str(dataset), "--out", str(tmp_path / "run"), "--quiet",
-               "--embedder", "hash:64", "--backend", "ray", "--address", cluster.address]
+               "--set", "selection.embedder=hash:64", "--set", "backend.kind=ray",
+               "--set", f"backend.address={cluster.address}"]
     finished = subprocess.run(command, cwd=ROOT, env=env | {MODE_VAR: "token"}, capture_output=True, text=True,
                               timeout=180)
     assert finished.returncode == 2
     line = finished.stderr.strip().splitlines()[-1]
-    assert line.startswith(f"error: --address {cluster.address}: cannot join a Ray cluster there: Failed to "
-                           "connect to Ray cluster at ")  # at the head's address as Ray resolved it
+    assert line.startswith(f"error: backend.address {cluster.address}: cannot join a Ray cluster there: "
+                           "Failed to connect to Ray cluster at ")  # at the head's address as Ray resolved it
     assert line.endswith(f": the cluster refused this driver's token (set {MODE_VAR}=token and the cluster's "
                          f"token in {TOKEN_VAR}, {TOKEN_PATH_VAR} or ~/.ray/auth_token, as on its nodes)")
     assert cluster.token not in finished.stdout + finished.stderr
@@ -126,7 +130,8 @@ def test_a_driver_without_the_clusters_token_is_refused_with_the_cause_named(clu
 
 
 def _config(out: Path, settings: Any, team: Any, concurrency: int, **budget: Any) -> EvalConfig:
-    return EvalConfig(dataset="ray-test", method=parse_method("reso", team.pool), out=out, settings=settings, command=["pytest"], **budget, run=RunOptions(concurrency=concurrency))
+    return EvalConfig(dataset="ray-test", method=parse_method("reso", team.pool), out=out, settings=settings,
+                      command=["pytest"], run=RunOptions(concurrency=concurrency, **budget))
 
 
 def _rows(out: Path) -> list[dict[str, Any]]:
@@ -227,7 +232,7 @@ def test_a_run_budget_holds_across_workers(cluster: LocalCluster, tmp_path: Path
     assert sum(row["usage"]["total_tokens"] for row in rows) <= budget
     spent_tokens, _ = backend.runs[-1].spent
     # Past the limit, only the calls already in flight when it was reached: at most k per question in flight.
-    assert spent_tokens <= budget + concurrency * settings.k * per_call
+    assert spent_tokens <= budget + concurrency * settings.asking.k * per_call
 
 
 def test_eval_refuses_an_address_where_no_cluster_answers_in_one_line(tmp_path: Path) -> None:
@@ -240,10 +245,11 @@ def test_eval_refuses_an_address_where_no_cluster_answers_in_one_line(tmp_path: 
     dataset.write_text('{"id": "a", "question": "What is 2+2?", "answer": "4"}\n', encoding="utf-8")
     address = f"127.0.0.1:{free_port()}"  # free, so nothing listens there
     result = CliRunner().invoke(app, ["eval", "--dataset", str(dataset), "--out", str(tmp_path / "run"), "--quiet",
-                                      "--embedder", "hash:64", "--backend", "ray", "--address", address])
+                                      "--set", "selection.embedder=hash:64", "--set", "backend.kind=ray",
+                                      "--set", f"backend.address={address}"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == (f"error: --address {address}: no Ray cluster answers there (Connection "
-                                     "refused); start one with `ray start --head`")
+    assert result.stderr.strip() == (f"error: backend.address {address}: no Ray cluster answers there "
+                                     "(Connection refused); start one with `ray start --head`")
     assert not (tmp_path / "run" / "results.jsonl").exists()
 
 
@@ -259,13 +265,14 @@ def _idle(ray_module: Any, timeout_s: float = 30.0) -> bool:
 
 def test_a_driver_killed_mid_run_resumes_from_its_results_and_the_dadb(cluster: LocalCluster, postgres_url: str,
                                                                        tmp_path: Path) -> None:
-    """`reso eval --backend ray --address` SIGKILLed after a few rows, then the same command again: every item
-    once, DADB visits equal to the updates the rows record, and the killed driver's workers gone with it (they
-    belong to its Ray job, not detached), the cluster itself still up."""
+    """`reso eval --set backend.kind=ray --set backend.address=…` SIGKILLed after a few rows, then the same
+    command again: every item once, DADB visits equal to the updates the rows record, and the killed driver's
+    workers gone with it (they belong to its Ray job, not detached), the cluster itself still up."""
     items, out = 16, tmp_path / "sweep" / "train"
     command = [RESO, "eval", "--mode", "train", "--dataset", DATASET, "--limit", str(items), "--out", str(out),
-               "--db", postgres_url, "--quiet", "--embedder", "hash:256", "--concurrency", "4",
-               "--backend", "ray", "--address", cluster.address, "--workers", "2"]
+               "--db", postgres_url, "--quiet", "--set", "selection.embedder=hash:256", "--concurrency", "4",
+               "--set", "backend.kind=ray", "--set", f"backend.address={cluster.address}",
+               "--set", "backend.workers=2"]
     assert _idle(ray)
     killed_at = _kill_after_lines(command, out / "results.jsonl", 3)
     assert 3 <= killed_at < items, "the kill landed partway"

@@ -108,7 +108,8 @@ def test_full_eval_writes_the_key_nowhere(tmp_path: Path, canary_env: str) -> No
     with OpenAIStub(ECHOES, default=_reply) as stub:
         pool, dataset = _write_inputs(tmp_path, stub)
         argv = ["reso", "eval", "--dataset", str(dataset), "--method", "reso", "--mode", "train",
-                "--pool", str(pool), "--out", str(out), "--k", "2", "--concurrency", "2", "--quiet"]
+                "--pool", str(pool), "--out", str(out), "--set", "asking.k=2", "--concurrency", "2",
+                "--quiet"]
         # The CLI as installed, with every library logging at DEBUG onto stderr (httpx, openai, langchain).
         program = ("import logging, sys; logging.basicConfig(level=logging.DEBUG, stream=sys.stderr); "
                    "from reso.evals.cli import app; sys.argv = " + repr(argv) + "; app()")
@@ -208,7 +209,7 @@ def test_a_database_url_password_is_written_nowhere(tmp_path: Path, postgres_ser
     url = postgres_server.url(postgres_server.create_database(owner=role), user=role, password=DB_CANARY)
     out = tmp_path / "sweep" / "run"
     argv = ["reso", "eval", "--dataset", "gsm8k-mas-easy-train", "--limit", "3", "--mode", "train", "--out",
-            str(out), "--db", url, "--embedder", "hash:256", "--concurrency", "2", "--quiet"]
+            str(out), "--db", url, "--set", "selection.embedder=hash:256", "--concurrency", "2", "--quiet"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
     done = _reso_eval_with_debug_logging(argv, tmp_path, env)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]

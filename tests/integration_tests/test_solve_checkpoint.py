@@ -74,7 +74,7 @@ agents:
 
 
 def _solve(pool: Path, checkpoint: str, *question: str) -> list[str]:
-    return [RESO, "solve", *question, "--pool", str(pool), "--k", "1", "--checkpoint", checkpoint,
+    return [RESO, "solve", *question, "--pool", str(pool), "--set", "asking.k=1", "--checkpoint", checkpoint,
             "--thread", THREAD, "--json"]
 
 

@@ -82,7 +82,7 @@ def test_its_provenance_matches_the_main_jobs_training(provenance: dict) -> None
         "min_recorded": config.min_recorded, "scorer": config.training_scorer, "asking": "fixed",
         "k": config.training_k, "answer_value_usd": str(config.training_answer_value_usd),
         "exploration": config.training_exploration, "concurrency": config.training_concurrency,
-        "embedder": ReSoSettings().embedder}, REGENERATE
+        "embedder": ReSoSettings().selection.embedder}, REGENERATE
 
 
 def test_loading_it_gives_learned_reputations() -> None:

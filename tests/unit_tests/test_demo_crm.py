@@ -44,7 +44,8 @@ def test_every_reso_test_run_scores_with_the_staged_crm(staged_demo) -> None:
     assert is_small_crm_dir(out / "crm-staged")
     reso = json.loads((out / "test-reso" / "summary.json").read_text())
     assert reso["settings"]["reward.scorer"] == "staged:../crm-staged"  # relative to the run folder
-    assert reso["settings"]["asking.rule"] == RESO_TEST["asking.rule"] and reso["settings"]["asking.k_max"] == RESO_TEST["asking.k_max"]
+    assert reso["settings"]["asking.rule"] == RESO_TEST["asking.rule"]
+    assert reso["settings"]["asking.k_max"] == RESO_TEST["asking.k_max"]
     assert reso["scorer_failures"]["failed"] == 0 and reso["scorer_failures"]["scored"] > 0
     assert [s["label"] for s in by_benchmark["gsm8k-mas"]][0] == "reso"
 
@@ -60,7 +61,7 @@ def test_the_staged_pass_asks_like_the_fine_stage_and_leaves_the_trained_dadb_al
     learned = visits(run_dir / "dadb.sqlite")
     assert sum(learned.values()) > sum(trained.values())
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["n"] == 10 and summary["settings"]["exploration"] == 0.0
+    assert summary["n"] == 10 and summary["settings"]["selection.exploration_c"] == 0.0
     # Two models in this pool: every sub-question's first stage asks both (no third to escalate to); the
     # integration step has the tool alone.
     sizes = Counter(Counter(r.question_id for r in load_records(run_dir / "crm_records.jsonl")).values())
@@ -71,9 +72,9 @@ def test_an_unknown_crm_is_refused(tmp_path: Path) -> None:
     assert CRMS == ("calibrated", "vote", "staged")
     out = tmp_path / "demo"
     assert_one_error_line(invoke("demo", "--crm", "learned", "--out", str(out)), 2,
-                          "--crm must be one of calibrated, vote, staged", "'learned'")
+                          "demo.crm must be one of calibrated, vote, staged, got 'learned'")
     assert not out.exists()
-    with pytest.raises(ValueError, match="unknown CRM 'learned'"):
+    with pytest.raises(ValueError, match="demo.crm must be one of calibrated, vote, staged, got 'learned'"):
         run_demo(DemoConfig(out=out, world="two-model", crm="learned"))
 
 

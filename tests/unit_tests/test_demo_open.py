@@ -91,8 +91,8 @@ def test_the_open_tables_hold_vote_3_vote_5_and_the_other_baselines(open_demo):
 def test_reso_demo_accepts_the_open_world_and_names_it_in_its_json(tmp_path, monkeypatch):
     seen: list[DemoConfig] = []
     monkeypatch.setattr(demo, "run_demo", lambda config, **_: seen.append(config) or {})
-    result = CliRunner().invoke(app, ["demo", "--world", "open", "--swap-split", "--min-recorded", "0.5",
-                                      "--out", str(tmp_path), "--json"])
+    result = CliRunner().invoke(app, ["demo", "--world", "open", "--swap-split",
+                                      "--set", "demo.min_recorded=0.5", "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout.strip().splitlines()[-1])["world"] == "open"
     assert [(c.world, c.swap_split, c.min_recorded) for c in seen] == [("open", True, 0.5)]

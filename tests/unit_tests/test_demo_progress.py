@@ -272,8 +272,9 @@ def test_reso_demo_off_a_terminal_prints_one_plain_line_per_run_counting_resumed
     # A first job answers 3 test items a run; the command then extends every run to 6, resuming each.
     demo.run_demo(config.DemoConfig(out=out, world="two-model", train_limit=12, test_limit=3, concurrency=4),
                   log=lambda line: None)
-    result = CliRunner().invoke(app, ["demo", "--world", "two-model", "--train-limit", "12", "--test-limit", "6",
-                                      "--concurrency", "4", "--out", str(out)],
+    result = CliRunner().invoke(app, ["demo", "--world", "two-model", "--set", "demo.train_limit=12",
+                                      "--set", "demo.test_limit=6", "--set", "demo.concurrency=4",
+                                      "--out", str(out)],
                                 env={"COLUMNS": "200", "FORCE_COLOR": "1"})
     assert result.exit_code == 0, (result.stderr, result.exception)
     assert "\x1b" not in result.stderr

@@ -44,8 +44,8 @@ def test_the_main_job_runs_on_your_own_files_and_prints_its_table_as_json(tmp_pa
     out = tmp_path / "out"
     result = CliRunner().invoke(app, [
         "demo", "--train-questions", str(train), "--test-questions", str(test), "--pool", str(pool),
-        "--benchmark", "mine", "--train-n", "8", "--test-n", "5", "--crm", "vote", "--concurrency", "4",
-        "--out", str(out), "--json"])
+        "--benchmark", "mine", "--set", "demo.train_n=8", "--set", "demo.test_n=5", "--crm", "vote",
+        "--set", "demo.concurrency=4", "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout.strip().splitlines()[-1])
     rows = report["tables"]["mine"]

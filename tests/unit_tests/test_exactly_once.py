@@ -49,10 +49,11 @@ def _learning_team(problems, dadb: AgentDatabase):
     return team, strong
 
 
-def _run(out: Path, problems, team, concurrency: int = 3, **kwargs):
+def _run(out: Path, problems, team, concurrency: int = 3, **run):
+    """`run`: the run's other options (`RunOptions`: budget_tokens=…)."""
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=out,
-                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"), command=["reso", "eval"],
-                        **kwargs, run=RunOptions(concurrency=concurrency))
+                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"),
+                        command=["reso", "eval"], run=RunOptions(concurrency=concurrency, **run))
     return asyncio.run(run_eval(config, problems, team))
 
 
@@ -174,7 +175,8 @@ def test_baselines_that_learn_nothing_carry_no_updates(tmp_path, dadb_store):
     problems = [_problem(i) for i in range(2)]
     team, _ = _learning_team(problems, dadb_store.open("d"))
     config = EvalConfig(dataset="unit", method=parse_method("single:weak", team.pool), out=tmp_path / "out",
-                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"), command=["reso", "eval"], run=RunOptions(concurrency=2))
+                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"),
+                        command=["reso", "eval"], run=RunOptions(concurrency=2))
     asyncio.run(run_eval(config, problems, team))
     assert all("dadb_updates" not in row for row in _rows(tmp_path / "out"))
     assert team.dadb.total_visits() == 0
@@ -215,7 +217,8 @@ def test_the_python_api_learns_immediately_and_a_checkpointed_thread_once(tmp_pa
     plain.solve(problem.question, plan=problem.plan)
     assert len(team.selector.updates) == 5 and team.dadb.total_visits() == 5, "no checkpoint: immediate"
 
-    saved = ReSo(ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"), team=team, checkpoint_path=tmp_path / "ck.sqlite")
+    saved = ReSo(ReSoSettings().replace({"asking.rule": "fixed"}, mode="train"), team=team,
+                 checkpoint_path=tmp_path / "ck.sqlite")
     result = saved.solve(problem.question, plan=problem.plan, thread_id="t")
     assert len(team.selector.updates) == 5, "a checkpointed run does not write as it goes"
     assert team.dadb.total_visits() == 5 + sum(len(step.candidates) for step in result.steps) == 10

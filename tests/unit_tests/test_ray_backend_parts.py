@@ -135,14 +135,14 @@ def test_a_worker_run_counts_restarted_workers() -> None:
 def test_open_backend_local_is_this_process_and_an_unknown_one_is_refused() -> None:
     with open_backend("local") as backend:
         assert backend is None
-    with pytest.raises(BackendSetupError, match="--backend must be local or ray, got 'spark'"):
+    with pytest.raises(BackendSetupError, match="backend.kind must be local or ray, got 'spark'"):
         with open_backend("spark"):
             pass
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--backend", "spark"], "error: --backend must be local or ray"),
-    (["--address", "10.0.0.1:6379"], "error: --address goes with --backend ray"),
+    (["--set", "backend.kind=spark"], "error: backend.kind must be local or ray, got 'spark'"),
+    (["--set", "backend.address=10.0.0.1:6379"], "error: backend.address goes with backend.kind ray"),
 ])
 def test_eval_refuses_bad_backend_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     dataset = tmp_path / "d.jsonl"

@@ -104,11 +104,17 @@ def test_pool_show_takes_replay_files_and_prices() -> None:
     assert "no price known for model" in refused.stderr and "mystery-model" in refused.stderr
 
 
-@pytest.mark.parametrize("command", [("solve", "What is 2+2?"), ("demo", "--train-limit", "1"),
+# The price list: `reso solve --prices`, `reso demo --set demo.prices=…`, `reso eval --set run.prices=…`.
+PRICES_KEY = {"solve": "--prices", "demo": "demo.prices", "eval": "run.prices"}
+
+
+@pytest.mark.parametrize("command", [("solve", "What is 2+2?"), ("demo", "--set", "demo.train_limit=1"),
                                      ("eval", "--dataset", "gsm8k", "--limit", "1", "--quiet")])
 def test_every_command_with_a_pool_takes_prices(tmp_path: Path, command: tuple[str, ...]) -> None:
     out = ("--out", str(tmp_path / "run")) if command[0] != "solve" else ()
-    result = invoke(*command, *out, "--pool", f"replay:{MATH},{GSM}", "--prices", str(tmp_path / "none.yaml"))
+    key, missing = PRICES_KEY[command[0]], tmp_path / "none.yaml"
+    prices = (key, str(missing)) if key.startswith("--") else ("--set", f"{key}={missing}")
+    result = invoke(*command, *out, "--pool", f"replay:{MATH},{GSM}", *prices)
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert "none.yaml: price list not found" in result.stderr and "Traceback" not in result.stderr
     unpriced = invoke(*command, *out, "--pool", f"replay:{MATH},{GSM}")

@@ -1,5 +1,5 @@
 """`reso eval`'s response cache: inside `--out` by default (a run writes nothing beside it), and shared when
-runs name one `--cache-file`: an identical run into a new folder is then served without model calls and
+runs name one `run.cache_file`: an identical run into a new folder is then served without model calls and
 reports the same accuracy, tokens and cost."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _eval(out: Path, *extra: str) -> dict:
 
 def test_identical_run_into_a_new_folder_makes_no_model_calls(tmp_path: Path, model_calls: Calls) -> None:
     # The paper's fixed k = 2: both models answer every sub-question.
-    shared = ("--cache-file", str(tmp_path / "responses.sqlite"), "--asking", "fixed")
+    shared = ("--set", f"run.cache_file={tmp_path / 'responses.sqlite'}", "--set", "asking.rule=fixed")
     first = _eval(tmp_path / "first", *shared)
     answered, refused = len(model_calls.answered), len(model_calls.refused)
     # Three items of three sub-questions, each answered by at least one recorded model, both models used.
@@ -74,8 +74,8 @@ def test_identical_run_into_a_new_folder_makes_no_model_calls(tmp_path: Path, mo
 
 def test_no_cache_and_an_explicit_cache_file(tmp_path: Path, model_calls: Calls) -> None:
     own = tmp_path / "elsewhere" / "mine.sqlite"
-    _eval(tmp_path / "a", "--cache-file", str(own))
+    _eval(tmp_path / "a", "--set", f"run.cache_file={own}")
     answered = len(model_calls.answered)
     assert answered >= 9 and own.is_file() and not (tmp_path / "responses.sqlite").exists()
-    _eval(tmp_path / "b", "--no-cache")
+    _eval(tmp_path / "b", "--set", "run.cache=false")
     assert len(model_calls.answered) == 2 * answered

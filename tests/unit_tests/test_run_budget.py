@@ -80,7 +80,8 @@ def test_a_question_budget_marks_only_that_item(tmp_path):
     problems = [_problem(i) for i in range(2)]
     team, _ = _learning_team(problems, DADB(tmp_path / "d.sqlite"))
     config = EvalConfig(dataset="unit", method=parse_method("reso", team.pool), out=tmp_path / "out",
-                        settings=ReSoSettings().replace({"asking.rule": "fixed", "limits.max_tokens": ITEM_TOKENS // 2}, mode="train"),
+                        settings=ReSoSettings().replace(
+                            {"asking.rule": "fixed", "limits.max_tokens": ITEM_TOKENS // 2}, mode="train"),
                         command=["reso", "eval"], run=RunOptions(concurrency=2))
     summary = asyncio.run(run_eval(config, problems, team))
     rows = _rows(tmp_path / "out")
@@ -97,6 +98,7 @@ def test_a_question_budget_marks_only_that_item(tmp_path):
 
 def test_the_run_budget_reaches_questions_through_the_run_context():
     run = Budget(max_usd=1.0, scope="run")
-    question = RunContext(settings=ReSoSettings().replace({"limits.max_tokens": 50, "limits.max_seconds": 9.0}), budget=run).question_budget()
+    settings = ReSoSettings().replace({"limits.max_tokens": 50, "limits.max_seconds": 9.0})
+    question = RunContext(settings=settings, budget=run).question_budget()
     assert question.parent is run and (question.max_tokens, question.max_usd, question.max_seconds) == (50, None, 9.0)
     assert RunContext().question_budget().parent is None

@@ -63,8 +63,9 @@ def test_no_file_of_a_run_holds_a_path_of_this_machine(tmp_path: Path, monkeypat
     shutil.copy(data_dir() / "gsm8k_replay_dev.jsonl", tmp_path)  # beside the pool: its models' specs name it
     out = tmp_path / "runs" / "eval"
     args = ["eval", "--dataset", str(dataset), "--pool", str(pool), "--out", str(out), "--mode", "train",
-            "--db", str(tmp_path / "dadb.sqlite"), "--cache-file", str(tmp_path / "cache" / "responses.sqlite"),
-            "--limit", "4", "--quiet", "--embedder", "hash:64"]
+            "--db", str(tmp_path / "dadb.sqlite"),
+            "--set", f"run.cache_file={tmp_path / 'cache' / 'responses.sqlite'}",
+            "--limit", "4", "--quiet", "--set", "selection.embedder=hash:64"]
     monkeypatch.setattr("sys.argv", [str(Path(sys.executable).with_name("reso")), *args])
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

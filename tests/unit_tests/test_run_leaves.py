@@ -24,7 +24,7 @@ from reso.evals.cli import app
 from reso.graphs.dadb_notice import UntrainedDADBWarning
 
 QUESTION = "What is 2+2?"
-FAST = ("--embedder", "hash:64", "--quiet")
+FAST = ("--set", "selection.embedder=hash:64", "--quiet")
 UNTRAINED_POOL = ("--pool", str(two_model_pool_path()))  # no DADB shipped for it
 
 
@@ -76,10 +76,11 @@ def test_a_test_run_on_a_misspelled_dadb_exits_2_in_one_line_and_creates_nothing
 
 @pytest.mark.parametrize(
     ("args", "part"),
-    [(("--mode", "train", "--k", "0"), "k must be >= 1"),
+    [(("--mode", "train", "--set", "asking.k=0"), "asking.k must be >= 1, got 0"),
      (("--mode", "train", "--method", "single:nobody"), "no agent or model 'nobody'"),
      (("--mode", "train", "--scorer", "magic"), "unknown scorer kind 'magic'"),
-     (("--mode", "train", "--pool", "replay:gsm8k_dev.jsonl.gz", "--k", "0"), "k must be >= 1"),
+     (("--mode", "train", "--pool", "replay:gsm8k_dev.jsonl.gz", "--set", "asking.k=0"),
+      "asking.k must be >= 1, got 0"),
      (("--method", "vote:2", *UNTRAINED_POOL), "the DADB has none"),
      (("--mode", "train", "--method", "vote:3"), "dadb.sqlite does not exist yet: train it first")],
     ids=["k", "method", "scorer", "replay-pool", "vote", "vote-train"],

@@ -51,10 +51,12 @@ def _team(problems, wrong_ids=()):
     return scripted_team({"strong": strong, "weak": weak}, choose), strong
 
 
-def _run(tmp_path: Path, problems, method="reso", mode="test", team=None, **kwargs):
+def _run(tmp_path: Path, problems, method="reso", mode="test", team=None, **run):
+    """`run`: the run's options besides its concurrency (`RunOptions`: budget_usd=…)."""
     team = team or _team(problems)[0]
     config = EvalConfig(dataset="unit", method=parse_method(method, team.pool), out=tmp_path,
-                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode=mode), command=["reso", "eval"], **kwargs, run=RunOptions(concurrency=4))
+                        settings=ReSoSettings().replace({"asking.rule": "fixed"}, mode=mode),
+                        command=["reso", "eval"], run=RunOptions(concurrency=4, **run))
     return asyncio.run(run_eval(config, problems, team))
 
 
