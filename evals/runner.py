@@ -45,7 +45,7 @@ from reso.evals.results import ResultsFile
 from reso.graphs.budget import RUN_SCOPE, Budget
 from reso.graphs.context import RunContext
 from reso.graphs.learning import Learner
-from reso.graphs.records import Result, RunStatus
+from reso.graphs.run_records import Result, RunStatus
 from reso.graphs.team import Team
 from reso.reward.answers import answers_match, check_answer
 from reso.reward.base import scorer_failures

@@ -16,7 +16,7 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 from reso.evals.datasets.numeric import parse_number
-from reso.evals.datasets.records import read_records
+from reso.evals.datasets.raw_records import read_records
 from reso.evals.datasets.release_format import (
     LINKED_CONSTANT_RE,
     answer_refs,

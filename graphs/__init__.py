@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from reso.graphs.escalation import Adaptive, AskingPolicy, AskingRule, Cascade, FixedK, PricedAsking
     from reso.graphs.graph import build_graph
     from reso.graphs.learning import Learner, LearnOnce
-    from reso.graphs.records import CandidateRecord, Result, StepRecord, Usage
     from reso.graphs.run import DagRun
+    from reso.graphs.run_records import CandidateRecord, Result, StepRecord, Usage
     from reso.graphs.settings import ReSoSettings
     from reso.graphs.team import Team, build_team, team_for
 
@@ -72,7 +72,7 @@ __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={
     "escalation": ["Adaptive", "AskingPolicy", "AskingRule", "Cascade", "FixedK", "PricedAsking"],
     "graph": ["build_graph"],
     "learning": ["LearnOnce", "Learner"],
-    "records": ["CandidateRecord", "Result", "StepRecord", "Usage"],
+    "run_records": ["CandidateRecord", "Result", "StepRecord", "Usage"],
     "run": ["DagRun"],
     "settings": ["ReSoSettings"],
     "team": ["Team", "build_team", "team_for"],

@@ -25,7 +25,7 @@ from reso.graphs.background_loop import SYNC_LOOP
 from reso.graphs.checkpointer import checkpoint_key, checkpoint_location, open_checkpointer
 from reso.graphs.context import RunContext
 from reso.graphs.dadb_notice import UntrainedDADBWarning, untrained_dadb
-from reso.graphs.records import Result, RunStatus
+from reso.graphs.run_records import Result, RunStatus
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, team_for
 

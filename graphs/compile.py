@@ -20,8 +20,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.records import state_steps
 from reso.graphs.run import DagRun
+from reso.graphs.run_records import state_steps
 from reso.graphs.state import DagState
 
 

@@ -23,8 +23,8 @@ from reso.graphs.compile import compile_dag
 from reso.graphs.context import RunContext
 from reso.graphs.dag import PlanError, TaskDAG
 from reso.graphs.mermaid import dag_mermaid
-from reso.graphs.records import RunStatus, StepStatus, Usage, state_steps, step_records
 from reso.graphs.run import DagRun
+from reso.graphs.run_records import RunStatus, StepStatus, Usage, state_steps, step_records
 from reso.graphs.state import InputState, OutputState, ReSoState
 
 

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from reso.agents.dadb.base import AgentDatabase, Mode, Update
 from reso.agents.selection.selector import Selector
-from reso.graphs.records import CandidateRecord, StepRecord
+from reso.graphs.run_records import CandidateRecord, StepRecord
 from reso.graphs.settings import ReSoSettings
 
 Route = Literal["off", "as_they_go", "once"]

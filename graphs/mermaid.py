@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 
 from reso.graphs.dag import TaskDAG
-from reso.graphs.records import StepRecord, StepStatus
+from reso.graphs.run_records import StepRecord, StepStatus
 
 INSTRUCTION_CHARS = 48
 """Characters of an instruction kept in its box (whitespace collapsed), the rest cut with an ellipsis."""

@@ -24,7 +24,7 @@ from reso.graphs.budget import Budget
 from reso.graphs.context import RunContext
 from reso.graphs.dag import StepRole, TaskDAG
 from reso.graphs.plan_settings import ContextPolicy, Schedule
-from reso.graphs.records import StepJSON, StepRecord, state_steps, step_records
+from reso.graphs.run_records import StepJSON, StepRecord, state_steps, step_records
 from reso.graphs.subtask import ProgressWriter, Subtask, context_for
 from reso.reward.answers import answers_match
 

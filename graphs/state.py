@@ -1,7 +1,7 @@
 """The state of the top-level ReSo graph (plan → execute → answer), with its input and output views, and
 the state of one question's task-DAG graph (`DagState`).
 
-The bottom of the graph modules: of `reso.graphs` it imports only the records (`reso.graphs.records`); the
+The bottom of the graph modules: of `reso.graphs` it imports only the records (`reso.graphs.run_records`); the
 graphs built on it (`reso.graphs.compile`, `reso.graphs.graph`) import it.
 
 The state holds plain data only (JSON: str, numbers, lists, dicts), so that a checkpoint never asks a
@@ -9,7 +9,7 @@ serializer to revive a class of ours: LangGraph's default one warns "Deserializi
 every class it was not given and will refuse them in a later version, and `langgraph dev` (Studio) reads its
 checkpoints with that default (langgraph-api 0.16 takes no msgpack allowlist from langgraph.json). Nodes work
 on models and convert at the state's edge: `reso.graphs.graph.state_dag` and
-`reso.graphs.records.step_records` read, `TaskDAG`'s `model_dump` and `reso.graphs.records.state_steps` write.
+`reso.graphs.run_records.step_records` read, `TaskDAG`'s `model_dump` and `reso.graphs.run_records.state_steps` write.
 
 The plan is kept twice, for two readers: `dag`, the validated `TaskDAG`'s JSON every node works from, and
 `plan`, its steps for callers and Studio; `plan_mermaid` draws it (`reso.graphs.mermaid`), with each
@@ -23,7 +23,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from reso.graphs.records import StepJSON
+from reso.graphs.run_records import StepJSON
 
 
 def merge_steps(left: Mapping[str, StepJSON] | None,

@@ -28,7 +28,7 @@ from reso.graphs.escalation import policy_for
 from reso.graphs.fine_stage import Judged, run_fine_stage
 from reso.graphs.learning import candidate_updates
 from reso.graphs.plan_settings import Integration
-from reso.graphs.records import CandidateRecord, StepRecord, StepStatus
+from reso.graphs.run_records import CandidateRecord, StepRecord, StepStatus
 from reso.reward.answers import check_answer
 from reso.reward.base import Score
 from reso.reward.peer_posterior import peer_errors

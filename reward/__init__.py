@@ -5,7 +5,7 @@
 - Scorers (the CRM): every scorer implements `Scorer` (`score(items) -> [0, 1]`, `ScoreItem` in, `Score`
   out); `build_scorer` makes one from a spec (the ground-truth rule, consensus, the reliability-weighted
   vote, an LLM judge, a process reward model, the small trained CRM, blends of them).
-- Labelled records, the CRMs' training and evaluation data (`reso.reward.records`); fitting, evaluating and
+- Labelled records, the CRMs' training and evaluation data (`reso.reward.labelled_records`); fitting, evaluating and
   searching CRMs is in the subpackage `reso.reward.training`, which no runtime module imports.
 
 Public names are imported on first use, so `import reso.reward` loads no model library.

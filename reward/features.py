@@ -24,7 +24,7 @@ import numpy as np
 from reso.agents.profiles import portable_model
 from reso.reward.answer_features import Solution
 from reso.reward.base import ScoreItem
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.labelled_records import LabelledRecord, question_key
 
 PEER_FEATURES = (
     "answer_logit",

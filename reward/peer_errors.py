@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 
 from reso.reward.answers import answers_match, extract_answer
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.labelled_records import LabelledRecord, question_key
 
 PEER_ERRORS_FILE = "peer_errors.json"
 # How many pseudo-questions of the pooled rate a pair's own counts are blended with.

@@ -43,7 +43,7 @@ from reso.reward.features import (
     peer_features,
 )
 from reso.reward.flat_trees import SMALL_BATCH, TreeScorer
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 
 META_FILE = "small_crm.json"
 MODEL_FILE = "classifier.joblib"

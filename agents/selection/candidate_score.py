@@ -12,7 +12,7 @@ named fields and two derived quantities, so it never re-derives a term from the 
 A candidate chosen by a rule rather than scored (a pinned baseline, the integration step's exact tool, the
 random-selection ablation's draw) carries a `RuleChoice` instead, and no `CandidateScore`.
 
-Both write the run record's `selection` dict (`reso.graphs.records`, results.jsonl) with `as_record`: the same
+Both write the run record's `selection` dict (`reso.graphs.run_records`, results.jsonl) with `as_record`: the same
 keys, in the same order, as the coarse stage's dict of components did before these types.
 """
 

@@ -83,7 +83,7 @@ class Candidate:
     rule: RuleChoice | None = None
 
     def selection_record(self) -> dict[str, float]:
-        """What the run record keeps of how the candidate was chosen (`reso.graphs.records`' `selection`)."""
+        """What the run record keeps of how the candidate was chosen (`reso.graphs.run_records`' `selection`)."""
         if self.terms is not None:
             return self.terms.as_record()
         return self.rule.as_record() if self.rule is not None else {}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from reso.graphs.api import ReSo
 from reso.graphs.context import RunContext
-from reso.graphs.records import Result
+from reso.graphs.run_records import Result
 
 if TYPE_CHECKING:
     from reso.evals.datasets import Problem

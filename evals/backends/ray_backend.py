@@ -50,7 +50,7 @@ from reso.evals.backends.ray_auth import MODE_VAR, TOKEN_PATH_VAR, TOKEN_VAR, ne
 from reso.evals.backends.ray_shared import RateLimits, SpendLedger
 from reso.evals.backends.ray_worker import SolveWorker, TeamFactory, WorkerSpec
 from reso.graphs.context import RunContext
-from reso.graphs.records import Result
+from reso.graphs.run_records import Result
 from reso.graphs.team import build_team
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from reso.evals.methods import Method
 from reso.graphs.api import ReSo
 from reso.graphs.context import RunContext
 from reso.graphs.learning import Learner
-from reso.graphs.records import Result
+from reso.graphs.run_records import Result
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team
 

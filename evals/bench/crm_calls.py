@@ -25,7 +25,7 @@ SLATE = 3
 
 def _slates(records: Sequence[Any], count: int, seed: int) -> list[list[Any]]:
     """`count` random slates of SLATE answers, each to one question."""
-    from reso.reward.records import question_key
+    from reso.reward.labelled_records import question_key
 
     by_question: dict[str, list[Any]] = {}
     for record in records:
@@ -39,7 +39,7 @@ def run_bench(*, questions: int = 120, calls: int = 300, rounds: int = 5, seed: 
               progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Fit the CRM, then time `calls` calls per side in each of `rounds` alternating rounds."""
     from reso.agents.defaults import data_dir
-    from reso.reward.records import load_records, split_by_question
+    from reso.reward.labelled_records import load_records, split_by_question
     from reso.reward.small_crm import candidates_from_records
     from reso.reward.training.small_crm_fit import fit_small_crm
 

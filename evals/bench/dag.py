@@ -173,7 +173,7 @@ class DagBench:
     async def run(self, plan: Sequence[Mapping[str, Any]], schedule: str, question: int) -> QuestionTiming:
         """Solve one question on `plan` and time it against its own step durations."""
         from reso.graphs.dag import TaskDAG
-        from reso.graphs.records import RunStatus, StepStatus
+        from reso.graphs.run_records import RunStatus, StepStatus
 
         started = time.perf_counter()
         result = await self.resos[schedule].asolve(f"bench question {question}", plan=plan)

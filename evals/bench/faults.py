@@ -32,7 +32,7 @@ from reso.agents.dadb.base import Mode
 from reso.agents.pool import Pool
 from reso.agents.profiles import AgentKind
 from reso.evals.portable import portable_text
-from reso.graphs.records import RunStatus
+from reso.graphs.run_records import RunStatus
 
 MAX_RESUMES = 3
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.training.signals_judge_fit import AnsweredQuestions
 
 METHODS = ("judge", "best_fixed", "plurality", "weighted_vote", "oracle")
@@ -37,7 +37,7 @@ class JudgeBenchError(ValueError):
 
 
 def _load(paths: Sequence[Path], option: str) -> list[LabelledRecord]:
-    from reso.reward.records import RecordFormatError, load_record_files
+    from reso.reward.labelled_records import RecordFormatError, load_record_files
 
     if not paths:
         raise JudgeBenchError(f"{option}: name at least one file")

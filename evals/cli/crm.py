@@ -29,7 +29,7 @@ class CRMKind(str, Enum):
 
 
 def _load(data: str, split: str | None, limit_questions: int | None) -> list[Any]:
-    from reso.reward.records import RecordFormatError, load_record_files, split_by_question
+    from reso.reward.labelled_records import RecordFormatError, load_record_files, split_by_question
 
     try:
         records = load_record_files(data)
@@ -127,7 +127,7 @@ def train(
     """Train a CRM on labelled records and save it to OUT; prints a JSON summary."""
     out_folder("--out", out)
     records = _load(data, split, limit_questions)
-    from reso.reward.records import question_order
+    from reso.reward.labelled_records import question_order
 
     summary: dict[str, Any] = {
         "kind": kind.value,
@@ -212,7 +212,7 @@ def _scorer(spec: str) -> Any:
 def _training_record(scorers: list[Any], all_records: list[Any], chosen: list[Any]) -> tuple[Any, str | None]:
     """Each model's share right on training questions, for the best fixed model: the small CRM's own
     training record, else the questions of the data outside the evaluated split, else none."""
-    from reso.reward.records import question_key
+    from reso.reward.labelled_records import question_key
     from reso.reward.small_crm import SmallCRMScorer
 
     crm = next((s for s in scorers if isinstance(s, SmallCRMScorer)), None)

@@ -19,7 +19,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from reso.graphs.context import RunContext
-    from reso.graphs.records import Result
+    from reso.graphs.run_records import Result
 
 PLANNING = "planning the question …"
 

@@ -133,7 +133,7 @@ def failure_lines(result: Any) -> list[str]:
     """Why a run gave no answer, for standard error: one `error:` line with the distinct candidate errors
     (already scrubbed of keys by the agents layer), and the no-recording hint when replay agents had none."""
     from reso.agents.adapters.failures import FailureKind
-    from reso.graphs.records import RunStatus
+    from reso.graphs.run_records import RunStatus
 
     if result.answer is not None:
         return []

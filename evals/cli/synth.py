@@ -46,7 +46,7 @@ def mas(
     if pool is not None:
         if split is not None or test_fraction is not None:
             fail("--split and --test-fraction apply to --questions only (a --pool is used whole)")
-        from reso.evals.datasets.records import read_records
+        from reso.evals.datasets.raw_records import read_records
         from reso.evals.synth.mas import synthesize_mas
 
         try:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reso.evals.datasets.numeric import format_number, parse_number
 from reso.evals.datasets.problem import DEFAULT_REL_TOL, DatasetError, Problem
-from reso.evals.datasets.records import Record, read_records
+from reso.evals.datasets.raw_records import Record, read_records
 from reso.evals.datasets.release_format import (
     answer_refs,
     parse_plan,

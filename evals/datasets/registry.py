@@ -165,7 +165,7 @@ def _linked_mas_entry(name: str, file_name: str, level: str, split: Split) -> _E
 
 def _release_problems(name: str, items: list[dict]) -> list[Problem]:
     from reso.evals.datasets.loaders import release_problem
-    from reso.evals.datasets.records import Record
+    from reso.evals.datasets.raw_records import Record
 
     return [release_problem(Record(item, f"{name}: item {index}", index), id_prefix=name, source=name)
             for index, item in enumerate(items)]

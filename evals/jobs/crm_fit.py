@@ -19,7 +19,7 @@ from reso.evals.jobs.runs import STAGED_PASS, run_method
 from reso.graphs.escalation import AskingRule
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import settings_pool, team_for
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 
 # How the staged pass asks the training questions: the shape of the fine stage the staged CRM is fitted to
 # (the first two candidates, then always one escalation: a confidence no score reaches).
@@ -32,7 +32,7 @@ def fit_vote(records_path: Path) -> str:
     coincidence rate q (how often two wrong answers to one sub-question agree) measured on them; the
     agents' reliabilities come from the DADB the same run trained."""
     from reso.reward.answers import extract_answer
-    from reso.reward.records import load_records
+    from reso.reward.labelled_records import load_records
     from reso.reward.reliability_vote import coincidence_rate
 
     # One wrong answer per model and sub-question: a sub-question recurs across composites, and a model's
@@ -89,7 +89,7 @@ def staged_pass(config: DemoConfig, out: Path, dataset: str, base: ReSoSettings,
 
 def fit_staged(records_path: Path, out: Path) -> str:
     """The staged CRM fitted on a staged pass's records and saved to `out`; returns its scorer spec."""
-    from reso.reward.records import load_records
+    from reso.reward.labelled_records import load_records
     from reso.reward.training.staged_crm_fit import fit_staged_crm
 
     crm = fit_staged_crm(load_records(records_path), k=int(STAGED_ASKING["asking.k"]),
@@ -107,7 +107,7 @@ def recorded_answers(pool: Pool) -> list[LabelledRecord]:
 def recorded_files(pool: Pool) -> dict[Path, list[LabelledRecord]]:
     """`recorded_answers` by the replay file that holds them."""
     from reso.agents.adapters.replay import resolve_replay_path, split_replay_target
-    from reso.reward.records import load_records
+    from reso.reward.labelled_records import load_records
 
     wanted: dict[Path, set[str]] = {}
     for agent in pool:
@@ -147,7 +147,7 @@ def of_questions(answers: Sequence[LabelledRecord], ids: set[str] | None) -> lis
 
 def training_answers(config: DemoConfig, pool: Pool) -> list[LabelledRecord]:
     """The pool's recorded, labelled answers to the training side's questions (none for live endpoints)."""
-    from reso.reward.records import split_by_question
+    from reso.reward.labelled_records import split_by_question
 
     if config.recorded is not None:  # the answers to the questions of the training side's own files
         texts = config.recorded.question_texts(training_side(config))
@@ -183,7 +183,7 @@ def fit_calibrated(config: DemoConfig, out: Path, base: ReSoSettings, progress: 
     vote when the pool has no labelled recordings to train the general CRM on. The general CRM learns from
     the recordings of `general_pool`'s models (default: `base`'s pool): the world's whole pool, which every
     benchmark shares, not the benchmark's roster."""
-    from reso.reward.records import load_records
+    from reso.reward.labelled_records import load_records
     from reso.reward.training.calibration_fit import fit_calibration
 
     records = out / "train-reso" / "crm_records.jsonl"

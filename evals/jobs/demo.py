@@ -70,7 +70,7 @@ from reso.evals.reports.report import write_sweep_report
 from reso.graphs.escalation import AskingRule
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, settings_pool, team_for
-from reso.reward.records import LabelledRecord, load_records
+from reso.reward.labelled_records import LabelledRecord, load_records
 
 
 def choose_stage(config: DemoConfig, test: ReSoSettings, team: Team, train_set: str, train: Sequence[Problem],

@@ -31,7 +31,7 @@ from typing import Any
 from reso.evals.methods import MethodError, best_recorded
 from reso.graphs.escalation import PEER_MARGIN
 from reso.graphs.team import Team
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.reliability_vote import record_reliability
 
 

@@ -38,7 +38,7 @@ from reso.evals.reports.recordings import original_questions
 from reso.evals.runner import run_eval
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import build_team
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 
 VALIDATION_SHARE = 0.25
 """The share of the training composites (the last ones) that validation answers."""

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from reso.graphs.records import StepStatus
+from reso.graphs.run_records import StepStatus
 
 NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 180, 40, 46, 14, 6
 MAX_AGENT_CHARS = 28

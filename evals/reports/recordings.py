@@ -21,7 +21,7 @@ from reso.agents.adapters.release_text import LINKED_CONSTANT_RE, split_recorded
 from reso.evals.datasets import Problem
 from reso.evals.reports.compare import Run
 from reso.graphs.dag import FINAL_ID
-from reso.graphs.records import StepStatus
+from reso.graphs.run_records import StepStatus
 
 REPLAY_PREFIX = "replay:"
 

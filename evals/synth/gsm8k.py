@@ -15,7 +15,7 @@ from typing import Literal
 
 from reso.evals.datasets.numeric import format_number, json_number, parse_exact
 from reso.evals.datasets.problem import EXACT_REL_TOL, DatasetError
-from reso.evals.datasets.records import read_records
+from reso.evals.datasets.raw_records import read_records
 from reso.evals.datasets.release_format import recorded_suffix
 from reso.evals.synth.mas import assemble_item, draw_groups, product_of, random_dag
 

@@ -23,7 +23,7 @@ from typing import Literal
 
 from reso.evals.datasets.numeric import format_number, json_number, parse_exact_answer
 from reso.evals.datasets.problem import EXACT_REL_TOL, DatasetError
-from reso.evals.datasets.records import Record, read_records
+from reso.evals.datasets.raw_records import Record, read_records
 from reso.evals.datasets.release_format import edge_description, linked_constant, recorded_suffix
 from reso.evals.synth.constants import Constant, choose_constant
 from reso.evals.synth.gsm8k import split_of

@@ -18,7 +18,7 @@ import numpy as np
 from reso.reward.base import ScoreItem
 from reso.reward.calibrated_crm import CalibratedScorer, calibration_features
 from reso.reward.features import groups_of
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.labelled_records import LabelledRecord, question_key
 from reso.reward.registry import build_scorer
 
 

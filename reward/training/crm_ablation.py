@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from reso.reward.features import Candidate
-from reso.reward.records import LabelledRecord, split_by_question
+from reso.reward.labelled_records import LabelledRecord, split_by_question
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig, SmallCRMScorer, candidates_from_records
 from reso.reward.training.crm_candidates import compare_picks, draw_slates
 from reso.reward.training.crm_eval import bootstrap_intervals, evaluate_scores, score_groups

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from reso.reward.answer_features import read_solution
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.labelled_records import LabelledRecord, question_key
 
 METHODS = ("crm", "vote", "best_fixed", "oracle")
 

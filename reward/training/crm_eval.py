@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from reso.reward.base import ScoreItem, Scorer, ScorerFailedError, StepScoring, first_error_step
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.labelled_records import LabelledRecord, question_key
 
 
 def _auc(labels: np.ndarray, scores: np.ndarray) -> float | None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.peer_errors import PeerErrors
 from reso.reward.peer_posterior import PeerPosteriorScorer
-from reso.reward.records import LabelledRecord
 from reso.reward.registry import build_scorer
 
 

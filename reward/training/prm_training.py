@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from transformers import TrainerCallback
 
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.prm import DEFAULT_SYSTEM_PROMPT, encode_prm_input, head_logits, render_prm_input
 from reso.reward.prm_loading import load_prm, moved
-from reso.reward.records import LabelledRecord
 
 if TYPE_CHECKING:
     import torch

@@ -22,8 +22,8 @@ from reso.agents.selection.embeddings import Embedder
 from reso.agents.selection.question_skills import QuestionSkills
 from reso.reward.answers import extract_answer
 from reso.reward.base import ScoreItem, Scorer
+from reso.reward.labelled_records import LabelledRecord, question_key
 from reso.reward.peer_errors import PeerErrors
-from reso.reward.records import LabelledRecord, question_key
 from reso.reward.reliability_vote import record_reliability
 from reso.reward.signals_judge import (
     JudgeParts,

@@ -18,7 +18,7 @@ import numpy as np
 
 from reso.reward.answer_features import Solution, read_solution
 from reso.reward.features import Candidate, candidates_from_records, groups_of, peer_features
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig, limit_threads
 from reso.reward.training.crm_search import (
     ANSWER_GRID,

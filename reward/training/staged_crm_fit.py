@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from reso.reward.features import groups_of
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.labelled_records import LabelledRecord, question_key
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig
 from reso.reward.training.small_crm_fit import fit_small_crm
 

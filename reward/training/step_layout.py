@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from reso.reward.answer_features import unwrap
-from reso.reward.records import LabelledRecord, question_key
+from reso.reward.labelled_records import LabelledRecord, question_key
 
 _BREAKS = re.compile(r"\n+|(?<=[.!?])\s+(?=[A-Z$\\])")
 MIN_STEP_CHARS = 160

@@ -416,7 +416,7 @@ def test_eval_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
 
 def test_a_byte_order_mark_and_crlf_line_ends_are_accepted(tmp_path: Path) -> None:
     from reso.evals.datasets import load_dataset
-    from reso.reward.records import load_records
+    from reso.reward.labelled_records import load_records
 
     dataset = write(tmp_path / "bom.jsonl", b"\xef\xbb\xbf" + GOOD_LINE.replace("\n", "\r\n").encode())
     assert [problem.id for problem in load_dataset(str(dataset))] == ["a"]

@@ -6,7 +6,7 @@ import pytest
 
 from reso.reward.base import ScoreItem
 from reso.reward.calibrated_crm import CalibratedScorer
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.training.calibration_fit import fit_calibration, training_groups
 
 

@@ -24,7 +24,7 @@ from reso.agents.adapters.failures import FailureKind
 from reso.graphs.api import ReSo
 from reso.graphs.context import RunContext
 from reso.graphs.graph import build_graph, state_dag
-from reso.graphs.records import CandidateRecord, StepRecord, state_steps, step_records
+from reso.graphs.run_records import CandidateRecord, StepRecord, state_steps, step_records
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.state import ReSoState
 from reso.graphs.team import Team

@@ -10,7 +10,7 @@ from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
 from reso.evals.cli import app
-from reso.reward.records import load_records, write_records
+from reso.reward.labelled_records import load_records, write_records
 from reso.reward.small_crm import SmallCRM
 from tests.unit_tests.test_small_crm import synthetic_records
 

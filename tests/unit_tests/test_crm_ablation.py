@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reso.evals.cli import app
-from reso.reward.records import LabelledRecord, write_records
+from reso.reward.labelled_records import LabelledRecord, write_records
 from reso.reward.training.crm_ablation import model_folds
 
 runner = CliRunner()

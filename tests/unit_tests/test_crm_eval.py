@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from reso.reward.base import Score, ScoreItem, Scorer
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.training.crm_eval import (
     cross_validated_scores,
     evaluate_scores,

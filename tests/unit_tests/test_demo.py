@@ -34,7 +34,7 @@ from reso.evals.jobs.runs import run_folder
 from reso.evals.methods import MethodError, best_recorded
 from reso.graphs.settings import DEFAULT_ANSWER_VALUE_USD, ReSoSettings
 from reso.graphs.team import build_team
-from reso.reward.records import load_records, split_by_question
+from reso.reward.labelled_records import load_records, split_by_question
 from reso.reward.small_crm import is_small_crm_dir
 
 

@@ -17,7 +17,7 @@ from reso.evals.jobs.crm_fit import staged_pass
 from reso.evals.jobs.demo import run_demo
 from reso.evals.jobs.events import LogProgress
 from reso.graphs.settings import ReSoSettings
-from reso.reward.records import load_records
+from reso.reward.labelled_records import load_records
 from reso.reward.small_crm import is_small_crm_dir
 from tests.unit_tests.test_bad_input_cli import assert_one_error_line, invoke
 

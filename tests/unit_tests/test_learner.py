@@ -11,7 +11,7 @@ from reso.agents.dadb.base import Update
 from reso.agents.dadb.sqlite import DADB
 from reso.graphs.context import RunContext
 from reso.graphs.learning import Learner, LearnOnce
-from reso.graphs.records import CandidateRecord, StepRecord
+from reso.graphs.run_records import CandidateRecord, StepRecord
 from reso.graphs.settings import ReSoSettings
 
 TRAIN, TEST = ReSoSettings(mode="train"), ReSoSettings(mode="test")

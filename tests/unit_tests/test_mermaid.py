@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reso.graphs.dag import TaskDAG
 from reso.graphs.mermaid import dag_mermaid, escape_label, mermaid_ids, shorten
-from reso.graphs.records import StepRecord
+from reso.graphs.run_records import StepRecord
 
 PLAN = [
     {"id": "0", "instruction": 'How many "red" apples [in box (A)]?', "depends_on": []},

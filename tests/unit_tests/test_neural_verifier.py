@@ -69,7 +69,7 @@ def test_cli_reads_neural_settings_with_their_types(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from reso.evals.cli import app
-    from reso.reward.records import write_records
+    from reso.reward.labelled_records import write_records
     from tests.unit_tests.test_small_crm import synthetic_records
 
     data = write_records(tmp_path / "r.jsonl", synthetic_records(n_questions=20))

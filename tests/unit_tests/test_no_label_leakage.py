@@ -50,7 +50,7 @@ from reso.graphs.escalation import Asked, AskingPolicy
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.team import Team, build_team
 from reso.reward.base import Score, ScoreItem, Scorer
-from reso.reward.records import LabelledRecord, load_records, split_by_question
+from reso.reward.labelled_records import LabelledRecord, load_records, split_by_question
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig
 from reso.reward.training.calibration_fit import fit_calibration
 from reso.reward.training.small_crm_fit import fit_small_crm

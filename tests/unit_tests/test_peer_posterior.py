@@ -13,9 +13,9 @@ from reso.agents.selection.selector import Candidate
 from reso.graphs.escalation import Adaptive, Asked, AskingConfig, PricedAsking, policy_for
 from reso.graphs.settings import ReSoSettings
 from reso.reward.base import Score, ScoreItem, Scorer
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.peer_errors import PeerErrors
 from reso.reward.peer_posterior import PeerPosteriorScorer, peer_errors
-from reso.reward.records import LabelledRecord
 from reso.reward.training.peer_posterior_fit import fit_peer_posterior
 from tests.selector_helpers import scored_terms
 

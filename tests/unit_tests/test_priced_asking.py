@@ -18,8 +18,8 @@ from reso.graphs.context import RunContext
 from reso.graphs.dag import StepRole, TaskDAG
 from reso.graphs.escalation import Adaptive, AskingConfig, AskingRule, FixedK, policy_for
 from reso.graphs.priced_asking import PricedAsking
-from reso.graphs.records import CandidateRecord, StepRecord
 from reso.graphs.run import DagRun
+from reso.graphs.run_records import CandidateRecord, StepRecord
 from reso.graphs.settings import ReSoSettings
 from reso.graphs.subtask import MIN_VALUE_USD, Subtask
 from reso.reward.peer_errors import PairCounts, PeerErrors

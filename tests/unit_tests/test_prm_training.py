@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from reso.reward.base import ScoreItem
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.prm import ProcessRewardScorer
-from reso.reward.records import LabelledRecord
 from reso.reward.training.prm_training import IGNORE_INDEX, encode_record, separator_loss, train_prm
 from tests.tiny_models import save_tiny_prm, save_tiny_remote_code_prm, synthetic_items
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reso.reward.records import (
+from reso.reward.labelled_records import (
     LabelledRecord,
     RecordFormatError,
     load_records,
@@ -213,7 +213,7 @@ def test_bad_step_records_name_line_and_field(tmp_path: Path, row: dict, field: 
 def test_gzip_files_and_comma_separated_lists_load(tmp_path: Path) -> None:
     import gzip
 
-    from reso.reward.records import load_record_files
+    from reso.reward.labelled_records import load_record_files
 
     packed = tmp_path / "replay.jsonl.gz"
     packed.write_bytes(gzip.compress("".join(json.dumps(row) + "\n" for row in REPLAY).encode("utf-8")))
@@ -229,8 +229,8 @@ def test_gzip_files_and_comma_separated_lists_load(tmp_path: Path) -> None:
 
 def test_hash_split_is_the_gsm8k_mas_split_and_partitions_questions() -> None:
     from reso.evals.synth.gsm8k import SPLIT_SALT, split_of
-    from reso.reward.records import SPLIT_SALT as RECORDS_SALT
-    from reso.reward.records import hash_side
+    from reso.reward.labelled_records import SPLIT_SALT as RECORDS_SALT
+    from reso.reward.labelled_records import hash_side
 
     assert RECORDS_SALT == SPLIT_SALT
     records = [LabelledRecord(f"Question number {q}?", str(m), m % 2, question_id=str(q), model=str(m))

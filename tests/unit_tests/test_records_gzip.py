@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reso.evals.datasets import DatasetError, load_dataset
-from reso.evals.datasets.records import read_records
+from reso.evals.datasets.raw_records import read_records
 
 ROWS = [{"id": "a", "question": "What is 2 + 3?", "answer": "5"},
         {"id": "b", "question": "What is 4 * 5?", "answer": "20"}]

@@ -17,7 +17,7 @@ from reso.agents.selection.embeddings import load_embedder
 from reso.evals.bench.judge import METHODS, expected_calibration_error, run_judge_bench
 from reso.evals.cli import app
 from reso.reward.base import ScoreItem
-from reso.reward.records import load_records
+from reso.reward.labelled_records import load_records
 from reso.reward.registry import build_scorer
 from reso.reward.training.signals_judge_fit import fit_signals_judge
 

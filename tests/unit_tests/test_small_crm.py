@@ -12,7 +12,7 @@ import pytest
 from reso.reward.answer_features import SOLUTION_FEATURES, answer_key, read_solution, unwrap
 from reso.reward.base import ScoreItem
 from reso.reward.features import PEER_FEATURES, peer_features
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.registry import build_scorer
 from reso.reward.small_crm import (
     SmallCRM,

@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from reso.reward.base import ScoreItem
-from reso.reward.records import LabelledRecord
+from reso.reward.labelled_records import LabelledRecord
 from reso.reward.registry import build_scorer
 from reso.reward.small_crm import SmallCRM, SmallCRMConfig, SmallCRMScorer
 from reso.reward.staged_crm import StagedCRMScorer

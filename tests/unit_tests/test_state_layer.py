@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from reso.graphs.records import CandidateRecord, Result, StepRecord, Usage, state_steps
+from reso.graphs.run_records import CandidateRecord, Result, StepRecord, Usage, state_steps
 
 
 def test_the_state_schema_imports_none_of_the_graphs_built_on_it() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from reso.evals.cli import app
-from reso.reward.records import LabelledRecord, load_records
+from reso.reward.labelled_records import LabelledRecord, load_records
 from reso.reward.training.step_layout import as_step_record, working_steps
 
 RIGHT = LabelledRecord(

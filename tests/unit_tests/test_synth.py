@@ -12,7 +12,7 @@ import pytest
 
 from reso.evals.datasets import DatasetError
 from reso.evals.datasets.loaders import release_problem
-from reso.evals.datasets.records import Record
+from reso.evals.datasets.raw_records import Record
 from reso.evals.datasets.release_format import LINKED_CONSTANT_RE, node_text, parse_plan
 from reso.evals.synth.mas import draw_groups, format_adj, random_dag, read_pool, synthesize_mas
 from reso.evals.validate import validate_item

@@ -11,7 +11,7 @@ import pytest
 from reso.agents.defaults import default_replay_path
 from reso.evals.datasets import DatasetError
 from reso.evals.datasets.loaders import release_problem
-from reso.evals.datasets.records import Record
+from reso.evals.datasets.raw_records import Record
 from reso.evals.datasets.release_format import parse_plan
 from reso.evals.synth.gsm8k import build_gsm8k_mas, read_replay_questions, split_questions
 from reso.evals.validate import validate_item

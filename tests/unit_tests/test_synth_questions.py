@@ -15,7 +15,7 @@ from reso.agents.defaults import default_replay_path
 from reso.evals.datasets import DatasetError
 from reso.evals.datasets.loaders import release_problem
 from reso.evals.datasets.numeric import parse_exact
-from reso.evals.datasets.records import Record
+from reso.evals.datasets.raw_records import Record
 from reso.evals.datasets.release_format import LINKED_CONSTANT_RE, node_text, split_recorded
 from reso.evals.synth.questions import build_linked_mas, read_questions, side_of
 from reso.evals.validate import validate_item
