@@ -101,9 +101,12 @@ class Method:
                 return dataclasses.replace(team, selector=selector, scorer=ExactFirstRuleScorer())
             case MethodKind.VOTE:
                 agents = self.agents or best_recorded(team, self.count)
-                return dataclasses.replace(team, selector=PinnedSelector(team.pool, agents), scorer=build_scorer("consensus"))
+                return dataclasses.replace(team, selector=PinnedSelector(team.pool, agents),
+                                           scorer=build_scorer("consensus"))
             case MethodKind.CASCADE:
-                return dataclasses.replace(team, selector=PinnedSelector(team.pool, self.agents), scorer=build_scorer("consensus"), asking=Cascade(cheap=len(self.agents) - 1))
+                return dataclasses.replace(team, selector=PinnedSelector(team.pool, self.agents),
+                                           scorer=build_scorer("consensus"),
+                                           asking=Cascade(cheap=len(self.agents) - 1))
             case MethodKind.SINGLE | MethodKind.COT_SC:
                 # One model's answers. A lone answer's score decides nothing, and a learned CRM would spend
                 # most of a single-model run scoring it, so both keep by agreement.

@@ -45,7 +45,8 @@ DEFAULT_ANSWER_VALUE_USD = 0.05
 class ReSoSettings:
     """How one question is planned, who may answer, how answers are judged, and the budgets."""
 
-    pool: str = field(default="", metadata={"cli": True, "answers": False, "unset": "the default pool", "description": (
+    pool: str = field(default="", metadata={"cli": True, "answers": False, "unset": "the default pool",
+                                            "description": (
         "Pool YAML path (or replay:FILE[,FILE…] on the command line); empty: the default pool "
         "(agents/data/zeroeval_pool.yaml: twelve models' recorded answers to MATH level-5 and GSM8K questions, "
         "replayed offline, and the exact tool). Compared by content, not by path, on resume.")})

@@ -158,7 +158,9 @@ class DagBench:
                                       seed=seed)
         self.team = Team(pool=self.pool, models=self.models, selector=selector,
                          scorer=build_scorer(scorer), dadb=dadb)
-        self.resos = {schedule: ReSo({"asking.k": k, "plan.planner": PlannerName.GIVEN, "plan.schedule": schedule, "reward.scorer": scorer, "selection.embedder": embedder}, team=self.team, mode=Mode.TRAIN, seed=seed)
+        self.resos = {schedule: ReSo({"asking.k": k, "plan.planner": PlannerName.GIVEN, "plan.schedule": schedule,
+                                      "reward.scorer": scorer, "selection.embedder": embedder},
+                                     team=self.team, mode=Mode.TRAIN, seed=seed)
                       for schedule in SCHEDULES}
 
     def set_latencies(self, plan: Sequence[Mapping[str, Any]], rng: random.Random, *,

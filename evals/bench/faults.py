@@ -110,7 +110,10 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
     # The paper's fixed k: every call a step makes is one the faults can hit, whatever its answers.
     from reso.agents.defaults import two_model_pool_path
 
-    settings = ReSoSettings().replace({"asking.rule": AskingRule.FIXED, "reward.scorer": bench.scorer, "limits.call_timeout_s": bench.call_timeout_s}, pool=str(two_model_pool_path()), mode=mode, seed=bench.seed, db=str(db_path or ""))
+    settings = ReSoSettings().replace({"asking.rule": AskingRule.FIXED, "reward.scorer": bench.scorer,
+                                       "limits.call_timeout_s": bench.call_timeout_s},
+                                      pool=str(two_model_pool_path()), mode=mode, seed=bench.seed,
+                                      db=str(db_path or ""))
     base = await asyncio.to_thread(build_team, settings)
     faults = FaultConfig(rate=rate, kinds=("server_error",) if dead else bench.kinds, seed=bench.seed,
                          retry_after_s=bench.retry_after_s, hang_s=bench.hang_s)
@@ -121,7 +124,8 @@ async def _run_rate(bench: FaultBench, rate: float, problems: Sequence[Any], out
                              max_cooldown_s=max(bench.breaker_cooldown_s, 60.0))
     team = dataclasses.replace(base, pool=pool, models=models_for_pool(pool), health=health, retry=bench.retry)
     config = EvalConfig(dataset=f"gsm8k-mas-{bench.level}", method=parse_method("reso", pool), out=out,
-                        settings=settings, command=["reso", "bench", "faults"], run=RunOptions(concurrency=bench.concurrency))
+                        settings=settings, run=RunOptions(concurrency=bench.concurrency),
+                        command=["reso", "bench", "faults"])
     started = time.monotonic()
     escaped: list[str] = []
     for _ in range(1 + MAX_RESUMES):

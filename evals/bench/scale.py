@@ -80,7 +80,8 @@ def _one_run(workers: int, *, questions: int, latency_s: float, concurrency: int
     factory = LatencyTeam(latency_s, agents)
     settings = bench_settings(k=k, seed=seed)
     team = factory(settings)
-    config = EvalConfig(dataset="bench-scale", method=parse_method("reso", team.pool), out=out, settings=settings, command=["reso", "bench", "scale"], run=RunOptions(concurrency=workers * concurrency))
+    config = EvalConfig(dataset="bench-scale", method=parse_method("reso", team.pool), out=out, settings=settings,
+                        run=RunOptions(concurrency=workers * concurrency), command=["reso", "bench", "scale"])
     finished: list[float] = []
     started = time.monotonic()
     with RayBackend(workers=workers, team_factory=factory) as backend:

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Optional, TypeVar
 import typer
 
 from reso.evals.cli.errors import fail
+from reso.graphs.settings import COMMAND_SECTIONS
 from reso.graphs.settings_tree import (
     Setting,
     SettingsError,
@@ -80,22 +81,19 @@ class GivenSettings:
 
     def _apply(self, tree: Tree, base: Any) -> Any:
         by_key = {setting.key: setting for setting in tree.settings()}
-        layers: list[tuple[str, dict[str, Any]]] = []
+        given: dict[str, Any] = {}  # each value checked where it was given; a later source overrides
         if self.file is not None:
             values = load_settings_file(self.file)
             self._refuse_unknown(values, str(self.file))
-            layers.append((str(self.file), {k: v for k, v in values.items() if k in by_key}))
+            given |= {key: by_key[key].check(value, str(self.file)) for key, value in values.items() if key in by_key}
         pairs = dict(self._pair(text) for text in self.pairs)
         self._refuse_unknown(pairs, "--set")
-        layers.append(("--set", {key: parse_text(by_key[key], text, "--set")
-                                 for key, text in pairs.items() if key in by_key}))
-        layers.append(("options", {key: parse_text(by_key[key], text, by_key[key].flag)
-                                   for key, text in self.options.items() if key in by_key}))
+        given |= {key: parse_text(by_key[key], text, "--set") for key, text in pairs.items() if key in by_key}
+        given |= {key: parse_text(by_key[key], text, by_key[key].flag)
+                  for key, text in self.options.items() if key in by_key}
         strip = len(tree.prefix) + 1 if tree.prefix else 0
-        for where, values in layers:
-            if values:
-                base = apply(base, {key[strip:]: value for key, value in values.items()}, where)
-        return base
+        # Applied at once: values that only go together (a rule and its threshold) may come from different sources.
+        return apply(base, {key[strip:]: value for key, value in given.items()}, "settings") if given else base
 
     def _pair(self, text: str) -> tuple[str, str]:
         key, equals, value = text.partition("=")
@@ -108,7 +106,7 @@ class GivenSettings:
         for key in values:
             if any(tree.owns(key) for tree in self.trees):
                 continue
-            if key.partition(".")[0] in ("run", "backend", "demo") and key.partition(".")[0] not in sections:
+            if key.partition(".")[0] in COMMAND_SECTIONS and key.partition(".")[0] not in sections:
                 continue  # another command's section in a shared settings file
             if key in self.former:
                 raise SettingsError(f"{where}: {key} is now {self.former[key]}")

@@ -113,7 +113,8 @@ def _release_entry(name: str, relative: str) -> _Entry:
         path = root / relative
         if not path.is_file():
             raise DatasetError(f"dataset {name!r} needs {relative} under the data root {root} (from {origin}), "
-                               f"but {path} does not exist; set run.data_root (reso eval --set run.data_root=DIR) or {DATA_ROOT_ENV}")
+                               f"but {path} does not exist; set run.data_root (reso eval --set run.data_root=DIR) "
+                               f"or {DATA_ROOT_ENV}")
         return load_file(path, id_prefix=name, source=name)
 
     return _Entry(f"ReSo release file <data root>/{relative}", build)

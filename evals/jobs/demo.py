@@ -214,8 +214,8 @@ def run_benchmark(config: DemoConfig, prepared: Prepared, progress: DemoProgress
     progress.start_phase(title, FITTING_CRM)
     scorer = fit_crm(config, out, train_set, base, progress, title, prepared.world)
     progress.note(f"CRM fitted on the training split: {scorer}")
-    test, stage, stages = fitted_reso(config, base.replace({"reward.scorer": scorer, **RESO_TEST}, mode=Mode.TEST), team,
-                                      train_set, train_problems, out, progress)
+    tested = base.replace({"reward.scorer": scorer, **RESO_TEST}, mode=Mode.TEST)
+    test, stage, stages = fitted_reso(config, tested, team, train_set, train_problems, out, progress)
     if stage != FineStage.CRM:  # the plan guessed the CRM stage: its rows change names
         progress.plan(title, plan_runs(config, out, train_problems, test_problems, [*singles, *others], stage))
     runs = [(label, method, folder, test.replace(changes) if changes else test)

@@ -122,7 +122,8 @@ def _run_stage(settings: ReSoSettings, dataset: str, problems: Sequence[Problem]
     shutil.rmtree(out, ignore_errors=True)  # a rerun refits the CRM: answers from an earlier fit would be stale
     team = build_team(settings)  # its own team: the process's cached one may hold another stage's scorer
     try:
-        config = EvalConfig(dataset=dataset, method=parse_method("reso", team.pool), out=out, settings=settings, run=RunOptions(concurrency=concurrency))
+        config = EvalConfig(dataset=dataset, method=parse_method("reso", team.pool), out=out, settings=settings,
+                            run=RunOptions(concurrency=concurrency))
         summary = asyncio.run(run_eval(config, problems, team))
     finally:
         if team.dadb is not None:

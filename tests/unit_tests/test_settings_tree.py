@@ -236,3 +236,10 @@ def test_a_run_hands_each_section_to_the_code_that_acts_on_it(monkeypatch: pytes
         {"id": "a", "instruction": "Step A: how many?", "depends_on": []}])
     assert result.answer == "3"
     assert seen["asking"] is settings.asking and seen["limits"] is settings.limits
+
+
+def test_values_that_go_together_may_come_from_the_file_and_the_command_line(tmp_path: Path) -> None:
+    file = tmp_path / "s.yaml"
+    file.write_text("asking:\n  rule: confidence\n  k_max: 3\n", encoding="utf-8")
+    settings = GivenSettings(trees=EVAL_TREES, file=file, pairs=("asking.confidence=0.8",)).build("", ReSoSettings())
+    assert (settings.asking.rule, settings.asking.k_max, settings.asking.confidence) == (AskingRule.CONFIDENCE, 3, 0.8)
