@@ -142,7 +142,7 @@ def _main_parameter(setting: Setting) -> inspect.Parameter:
                              annotation=Annotated[Optional[str], option])
 
 
-def _former_parameter(flag: str, key: str, hint: Any) -> inspect.Parameter:
+def _former_parameter(flag: str, hint: Any) -> inspect.Parameter:
     """A hidden option for a flag that went away, so that using it says its new spelling."""
     if hint is bool:
         name = flag[2:]
@@ -178,7 +178,7 @@ def settings_options(trees: Sequence[Tree], former: Mapping[str, str]) -> Callab
         generated.append(inspect.Parameter("_settings_file", inspect.Parameter.KEYWORD_ONLY, default=None,
                                            annotation=Annotated[Optional[Path], typer.Option(
                                                "--settings", help=SETTINGS_HELP, show_default="none")]))
-        generated += [_former_parameter(flag, key, every[key].hint) for flag, key in gone.items()]
+        generated += [_former_parameter(flag, every[key].hint) for flag, key in gone.items()]
         flat_former = {flag[2:].replace("-", "_"): key for flag, key in former.items()}
 
         @functools.wraps(command)

@@ -243,3 +243,14 @@ def test_values_that_go_together_may_come_from_the_file_and_the_command_line(tmp
     file.write_text("asking:\n  rule: confidence\n  k_max: 3\n", encoding="utf-8")
     settings = GivenSettings(trees=EVAL_TREES, file=file, pairs=("asking.confidence=0.8",)).build("", ReSoSettings())
     assert (settings.asking.rule, settings.asking.k_max, settings.asking.confidence) == (AskingRule.CONFIDENCE, 3, 0.8)
+
+
+def test_reso_settings_lists_every_key_of_a_command_with_its_default() -> None:
+    result = CliRunner().invoke(app, ["settings", "eval"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    for tree in EVAL_TREES:
+        for setting in tree.settings():
+            assert setting.key in result.stdout
+    assert "asking.k_max" in result.stdout and "--answer-value" in result.stdout
+    refused = CliRunner().invoke(app, ["settings", "nothing"])
+    assert refused.exit_code == 2 and "COMMAND must be one of eval, solve, demo" in refused.stderr
