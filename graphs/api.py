@@ -173,7 +173,7 @@ class ReSo:
                      references: Mapping[str, str] | None = None, thread_id: str | None = None) -> Result:
         """Answer one question and return the full result.
 
-        With `review_plan` set, the run pauses after planning: the result has status "awaiting_review",
+        With `plan.review` set, the run pauses after planning: the result has status "awaiting_review",
         the proposed plan and a `thread_id`; `aresume(thread_id, plan=...)` continues it.
         """
         payload = self._input(question, plan, references)

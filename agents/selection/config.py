@@ -17,7 +17,7 @@ __all__ = ["SelectorConfig", "Variant", "check_answer_value"]
 
 
 class Variant(StrEnum):
-    """The coarse stage's score formula (the setting `score_variant`, `SelectorConfig.variant`)."""
+    """The coarse stage's score formula (the setting `selection.variant`)."""
 
     THOMPSON = "thompson"
     KL_UCB = "kl-ucb"
