@@ -18,6 +18,7 @@ estimate is a shrunk count per model over a FAISS search the selector's embeddin
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,7 @@ class QuestionSkills:
     embedder: Embedder | None = field(default=None, repr=False, compare=False)
     """What embeds a new subtask (`estimate_text`): the embedder the index was fitted with."""
     _index: Any = field(default=None, init=False, repr=False)
+    _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.vectors = normalize_rows(np.asarray(self.vectors, dtype=np.float32))
@@ -88,9 +90,13 @@ class QuestionSkills:
     def _search(self, vector: np.ndarray) -> np.ndarray:
         import faiss
 
-        if self._index is None:
-            self._index = faiss.IndexFlatIP(self.vectors.shape[1])
-            self._index.add(self.vectors)
+        # Sibling subtasks search from worker threads: the index is published only once it holds every vector
+        # (a search of a half-built index finds no neighbour and silently falls back to the pooled record).
+        with self._index_lock:
+            if self._index is None:
+                index = faiss.IndexFlatIP(self.vectors.shape[1])
+                index.add(self.vectors)
+                self._index = index
         query = normalize_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         _, found = self._index.search(query, min(int(self.neighbours or NEIGHBOURS), len(self.vectors)))
         return found[0][found[0] >= 0]

@@ -82,3 +82,41 @@ def test_skills_fitted_with_the_bundled_minilm_load_it_by_its_spec(tmp_path):
     skills.save(tmp_path / "skills")
     loaded = QuestionSkills.load(tmp_path / "skills")
     assert loaded.embedder is not None and loaded.embedder.name == MiniLMEmbedder.NAME
+
+
+def test_concurrent_first_searches_all_read_the_whole_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sibling subtasks search from worker threads: a search that starts while the index is being built waits
+    for it, rather than reading a half-built index and falling back to the pooled record."""
+    import threading
+    import time
+
+    import faiss
+
+    real_index = faiss.IndexFlatIP
+
+    class SlowIndex:  # holds the index half-built long enough for the other thread to arrive
+        def __init__(self, dim: int) -> None:
+            self.inner = real_index(dim)
+
+        def add(self, vectors: np.ndarray) -> None:
+            time.sleep(0.3)
+            self.inner.add(vectors)
+
+        def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+            return self.inner.search(query, k)
+
+    expected = _skills(neighbours=3, prior=2.0).estimate_text(ALGEBRA[0], {"cheap": 0.5, "strong": 0.9})
+    monkeypatch.setattr(faiss, "IndexFlatIP", SlowIndex)
+    skills = _skills(neighbours=3, prior=2.0)
+    results: list[dict[str, float]] = []
+
+    def search() -> None:
+        results.append(skills.estimate_text(ALGEBRA[0], {"cheap": 0.5, "strong": 0.9}))
+
+    threads = [threading.Thread(target=search) for _ in range(2)]
+    threads[0].start()
+    time.sleep(0.1)  # the first is building the index now
+    threads[1].start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected, expected] and expected["cheap"] == pytest.approx((3 + 2 * 0.5) / 5)
