@@ -29,7 +29,7 @@ import yaml
 
 T = TypeVar("T")
 
-__all__ = ["Setting", "SettingsError", "apply", "flat_values", "load_settings_file", "nested", "parse_text",
+__all__ = ["Setting", "SettingsError", "apply", "flat_values", "load_settings_file", "parse_text",
            "settings_of"]
 
 
@@ -106,16 +106,12 @@ def _hints(root: type) -> dict[str, Any]:
     module = vars(sys.modules[root.__module__])
     hints: dict[str, Any] = {}
     for item in dataclasses.fields(root):
+        holder = type("_Field", (), {"__annotations__": {"value": item.type}})  # one annotation, resolved alone
         try:
-            hints[item.name] = typing.get_type_hints(_one_field(item), module)["value"]
+            hints[item.name] = typing.get_type_hints(holder, module)["value"]
         except NameError:
             continue
     return hints
-
-
-def _one_field(item: dataclasses.Field[Any]) -> Any:
-    holder = type("_Field", (), {"__annotations__": {"value": item.type}})
-    return holder
 
 
 @functools.cache
@@ -156,7 +152,7 @@ def parse_text(setting: Setting, text: str, where: str) -> Any:
     return setting.check(value, where)
 
 
-def nested(values: Mapping[str, Any]) -> dict[str, Any]:
+def _nested(values: Mapping[str, Any]) -> dict[str, Any]:
     """Dotted keys as a mapping nested by section (`{"asking.k": 3}` → `{"asking": {"k": 3}}`)."""
     tree: dict[str, Any] = {}
     for key, value in values.items():
@@ -191,7 +187,7 @@ def apply(base: T, changes: Mapping[str, Any], where: str = "settings") -> T:
         raise SettingsError(f"{where}: unknown setting {unknown[0]!r}; the settings are listed by "
                             f"`reso settings`" + (f" (also unknown: {', '.join(unknown[1:])})" if unknown[1:] else ""))
     checked = {key: known[key].check(value, where) for key, value in flat.items()}
-    return _replace(base, nested(checked))
+    return _replace(base, _nested(checked))
 
 
 def _replace(node: T, changes: Mapping[str, Any]) -> T:
@@ -205,10 +201,10 @@ def _replace(node: T, changes: Mapping[str, Any]) -> T:
     return dataclasses.replace(node, **own)  # type: ignore[type-var]  # node is a dataclass instance
 
 
-def flat_values(tree: Any, prefix: str = "") -> dict[str, Any]:
+def flat_values(tree: Any) -> dict[str, Any]:
     """Every setting of `tree` (an instance) by dotted key."""
-    every = settings_of(type(tree), prefix)  # type: ignore[arg-type]  # mypy: type[Any] is not Hashable
-    return {setting.key: _get(tree, setting.key[len(prefix):] if prefix else setting.key) for setting in every}
+    every = settings_of(type(tree))  # type: ignore[arg-type]  # mypy: type[Any] is not Hashable
+    return {setting.key: _get(tree, setting.key) for setting in every}
 
 
 def _get(tree: Any, key: str) -> Any:

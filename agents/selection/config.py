@@ -9,7 +9,7 @@ is declared here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -120,8 +120,8 @@ class SelectorConfig:
     def __post_init__(self) -> None:
         variant = _member(Variant, self.variant, "selection.variant")
         paper = variant == Variant.PAPER
+        object.__setattr__(self, "variant", variant)  # frozen: the text becomes its member once, here
         resolved = {
-            "variant": variant,
             "exploration_c": _DEFAULT_C[variant] if self.exploration_c is None else self.exploration_c,
             "per_domain": not paper if self.per_domain is None else self.per_domain,
             "role_weight": (0.0 if paper else 1.0) if self.role_weight is None else self.role_weight,
@@ -140,13 +140,9 @@ class SelectorConfig:
 
     def replaced(self, **changes: Any) -> SelectorConfig:
         """This config with `changes`; the constants it had resolved resolve again (for a new variant)."""
-        from dataclasses import replace
-
-        return replace(self, **{**dict.fromkeys(self.defaulted - {"variant"}), **changes})
+        return replace(self, **{**dict.fromkeys(self.defaulted), **changes})
 
     def exploiting(self) -> SelectorConfig:
         """This config without exploration (exploration_c 0): what a test run scores with unless
         `explore_when_frozen`."""
-        from dataclasses import replace
-
         return self if self.explore_when_frozen else replace(self, exploration_c=0.0)

@@ -51,9 +51,14 @@ def demo_command(
     """Train ReSo on each benchmark's train split, then compare it on the test split with the baselines."""
     from rich.console import Console
 
+    from reso.evals.backends.base import BackendError, BackendSetupError
+    from reso.evals.backends.open import open_backend
+    from reso.evals.cli.demo_progress import demo_progress
+    from reso.evals.datasets.problem import DatasetError
     from reso.evals.jobs.comparison import comparison_rows, write_comparison
     from reso.evals.jobs.config import WORLDS
     from reso.evals.jobs.demo import run_demo
+    from reso.evals.results import ResultsBusyError, ResultsFormatError
 
     out_folder("--out", out)
     config: DemoConfig = given.build("demo", DemoConfig(out=out))
@@ -65,13 +70,6 @@ def demo_command(
     resumable(lambda: answers_saved(out))  # Ctrl-C: a rerun into OUT resumes
     console = Console(stderr=True)
     config = dataclasses.replace(config, pool=pool, recorded=recorded)
-    world, level = config.world, config.level
-    from reso.evals.backends.base import BackendError, BackendSetupError
-    from reso.evals.backends.open import open_backend
-    from reso.evals.cli.demo_progress import demo_progress
-    from reso.evals.datasets.problem import DatasetError
-    from reso.evals.results import ResultsBusyError, ResultsFormatError
-
     try:
         with open_backend(backend.kind, address=backend.address or None, workers=backend.workers) as runner, \
                 demo_progress(console) as progress:
@@ -85,11 +83,11 @@ def demo_command(
     path = write_comparison(out, tables)
     frontiers = {stem: _frontier(out / stem) for stem in by_benchmark}
     if json_output:
-        typer.echo(json.dumps({"world": "recorded" if recorded else world, "level": level, "tables": tables,
+        typer.echo(json.dumps({"world": "recorded" if recorded else config.world, "level": config.level, "tables": tables,
                                "frontiers": frontiers, "comparison": path.name}))
         return
-    titles = {recorded.name: recorded.name} if recorded else {b.stem: b.title for b in WORLDS[world]}
-    _print_tables(out, tables, frontiers, {stem: f"{titles[stem]}-{level.capitalize()}" for stem in tables})
+    titles = {recorded.name: recorded.name} if recorded else {b.stem: b.title for b in WORLDS[config.world]}
+    _print_tables(out, tables, frontiers, {stem: f"{titles[stem]}-{config.level.capitalize()}" for stem in tables})
     typer.echo(f"tables: {path}")
 
 
