@@ -72,8 +72,6 @@ def _price_in_record_points(candidate: Candidate) -> float:
     return candidate.terms.price_in_record_points if candidate.terms is not None else 0.0
 
 
-
-
 @dataclass(frozen=True)
 class Adaptive:
     """Ask the first candidate with its near peers among the first k, then one more at a time while the

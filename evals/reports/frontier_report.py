@@ -56,8 +56,6 @@ def frontier_lines(found: Frontier, unit: str = "item") -> list[str]:
     return lines
 
 
-
-
 def versus_lines(found: Versus) -> list[str]:
     """Two routers' hulls against each other in words, one figure a line."""
     best = found.best_single.removeprefix("single:")
