@@ -427,3 +427,38 @@ def judge_command(
     except (JudgeBenchError, ScorerConfigError) as error:
         fail(error)
     emit(report, json_output, render_table)
+
+
+@app.command("ceiling")
+def ceiling_command(
+    folder: Path = typer.Argument(..., help="A benchmark folder of a finished `reso demo` run (its test-single-* "
+                                  "runs and their dataset).", show_default=False),
+    cheap: str = typer.Option("", help="The model that answers first (default: the most accurate single run "
+                              "costing at most a fifth of the strong one's)."),
+    strong: str = typer.Option("", help="The model asked when the verifier doubts (default: the most accurate "
+                               "single run)."),
+    auc: str = typer.Option(",".join(f"{a:g}" for a in (1.0, 0.95, 0.9, 0.85, 0.8, 0.7)),
+                            help="Comma-separated AUCs of the synthetic verifiers."),
+    crm: str = typer.Option("", help="A CRM spec whose score of the cheap model's lone solution is one more "
+                            "verifier (default: none)."),
+    peer: str = typer.Option("", help="A third model whose agreement with the cheap answer is one more verifier "
+                             "(it answers every sub-question; default: none)."),
+    seed: int = typer.Option(0, help="Seed of the synthetic verifiers' noise."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
+) -> None:
+    """How well a verifier of the cheap model's answers must work for a cascade to lie above the single
+    models' hull: the frontier figures of cheap > strong with verifiers of known AUC
+    (`reso.evals.bench.verifier_ceiling`)."""
+    from reso.evals.bench.verifier_ceiling import CeilingError, render_table, run_ceiling_bench
+    from reso.evals.cli.errors import fail
+    from reso.evals.reports.compare import CompareError
+    from reso.reward.config_error import ScorerConfigError
+
+    try:
+        report = run_ceiling_bench(folder, cheap=cheap or None, strong=strong or None,
+                                   aucs=comma_numbers(auc, float, "--auc"), crm=crm or None,
+                                   peer=peer or None, seed=seed,
+                                   progress=lambda line: typer.echo(line, err=True))
+    except (CeilingError, CompareError, ScorerConfigError) as error:
+        fail(error)
+    emit(report, json_output, render_table)

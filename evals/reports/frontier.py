@@ -127,7 +127,9 @@ def knob_runs(summaries: Sequence[Mapping[str, Any]]) -> list[bool]:
 def frontier(runs: Sequence[Run], problems: Mapping[str, Problem] | None = None,
              confidence: float = CONFIDENCE, router: Sequence[bool] | None = None) -> Frontier:
     """The frontier of `runs` on the items all of them share (see the module docstring). `router` says, run by
-    run, which make ReSo's hull (default: `knob_runs`; the others are shown as points).
+    run, which make the router's hull (default: `knob_runs`, ReSo's runs along the knob; given, runs of any
+    kind, so that another router, a cascade along its threshold say, is read the same way; the others are
+    shown as points).
 
     Raises:
         CompareError: No item shared by all runs, no ReSo run, or no single-model run that costs something.
@@ -136,7 +138,9 @@ def frontier(runs: Sequence[Run], problems: Mapping[str, Problem] | None = None,
     kinds = [str(method_kind(str(run.summary["method"]))) for run in runs]
     if router is None:
         router = knob_runs([run.summary for run in runs])
-    hull_runs = [r for r, kind in enumerate(kinds) if kind == MethodKind.RESO and router[r]]
+        hull_runs = [r for r, kind in enumerate(kinds) if kind == MethodKind.RESO and router[r]]
+    else:
+        hull_runs = [r for r in range(len(runs)) if router[r]]
     if not hull_runs:
         raise CompareError("no ReSo run among the folders (a `reso eval --method reso` run, or `reso demo`'s "
                            "test-reso*)")

@@ -1,0 +1,369 @@
+"""`reso bench ceiling FOLDER`: how well a verifier of a cheap model's answers must work for a router's frontier.
+
+A router can only lie above the single models' hull where it knows, question by question, when the cheap
+answer will do. The purest such router is a cascade: the cheap model answers each sub-question, a verifier
+scores that answer, and below a threshold the strong model is asked too and its answer kept. This bench
+replays that cascade on a finished `reso demo` benchmark folder (its test composites and their single-model
+runs: each sub-question's recorded cost for each model, and the recordings' labels of whether each model's
+answer to the source question is right) with verifiers of known quality:
+
+- a synthetic verifier for each target AUC: the score of a cheap answer is 1 when it is right, 0 when it is
+  wrong, plus Gaussian noise drawn once per source question (a question met in several composites gets one
+  verdict) and scaled until the scores' AUC on these answers is the target; AUC 1 is a perfect verifier;
+- with `--crm SPEC`, a real scorer reading the cheap model's recorded solution on its own (what a cascade's
+  check can see before any second answer);
+- with `--peer MODEL`, agreement: a second model answers every sub-question too (its recorded cost is added)
+  and the cheap answer is kept when the two final answers agree.
+
+The thresholds sweep the cascade's cost knob (every distinct score, thinned to `THRESHOLDS`). A router may
+also answer everything with one model, so the router's hull is made of the cascade's points and the single
+models' runs: its gain over the single models' hull is what the verifier adds, never below 0. It is read with the frontier's figures and their intervals
+(`reso.evals.reports.frontier`: mean gain over the decade of budgets below the best single model's cost, worst
+gap, QNC). A composite is right when every sub-question is (the integration step is exact), as in the runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from reso.agents.adapters.replay_table import replay_correctness, replay_table
+from reso.evals.datasets import Problem
+from reso.evals.reports.clusters import dataset_items
+from reso.evals.reports.compare import CompareError, Run, load_run
+from reso.evals.reports.frontier import Frontier, frontier
+from reso.reward.peer_errors import SAME_VALUE
+
+__all__ = ["CeilingError", "DEFAULT_AUCS", "measured_auc", "run_ceiling_bench", "synthetic_verifier"]
+
+DEFAULT_AUCS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.7)
+THRESHOLDS = 41
+"""How many thresholds a cascade sweeps at most (quantiles of its scores, both ends included)."""
+_SINGLE_PREFIX = "test-single-"
+_INTEGRATION = "final"
+
+
+class CeilingError(ValueError):
+    """The folder is not a finished benchmark folder of `reso demo`, or a named model has no run in it."""
+
+
+@dataclass(frozen=True)
+class SingleModel:
+    """One single-model test run of the folder: its run, the recorded model's name and replay files."""
+
+    run: Run
+    model: str
+    replay_files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Composites:
+    """The test composites: per item, its sub-questions' step ids and source question ids, and what the
+    cascade's two models paid for each."""
+
+    items: list[str]
+    steps: list[list[str]]
+    questions: list[list[str]]
+    cheap_cost: list[list[float]]
+    strong_cost: list[list[float]]
+
+
+def synthetic_verifier(right: Mapping[str, bool], auc: float, rng: np.random.Generator) -> dict[str, float]:
+    """A score per question for answers whose rightness is `right`: 1 or 0 plus Gaussian noise, one draw per
+    question, scaled so that the scores' AUC on these answers is `auc` (to the nearest the draws allow)."""
+    if not 0.5 < auc <= 1.0:
+        raise CeilingError(f"--auc: each AUC must be above 0.5 and at most 1, got {auc}")
+    ids = sorted(right)
+    labels = np.array([float(right[qid]) for qid in ids])
+    noise = rng.normal(0.0, 1.0, len(ids))
+
+    def scores(spread: float) -> dict[str, float]:
+        return dict(zip(ids, (labels + spread * noise).tolist(), strict=True))
+
+    if auc >= 1.0 or len(set(labels)) < 2:
+        return scores(0.0)
+    # The AUC falls as the noise grows: bisect its spread, starting from the two-Gaussian value
+    # AUC = Φ(1 / (σ√2)).
+    low, high = 0.0, 4.0 / (math.sqrt(2.0) * NormalDist().inv_cdf(auc))
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if (measured_auc(right, scores(middle)) or 0.5) > auc else (low, middle)
+    return scores((low + high) / 2)
+
+
+def measured_auc(right: Mapping[str, bool], scores: Mapping[str, float]) -> float | None:
+    """The AUC of `scores` for `right` over the questions both have (ties count one half); None without both
+    classes."""
+    from sklearn.metrics import roc_auc_score
+
+    ids = [qid for qid in right if qid in scores]
+    labels = [right[qid] for qid in ids]
+    if len(set(labels)) < 2:
+        return None
+    return float(roc_auc_score(labels, [scores[qid] for qid in ids]))
+
+
+def _spec_parts(spec: str) -> tuple[str, tuple[str, ...]]:
+    """The model name and replay files of a recorded candidate's `replay:FILE,…#MODEL` spec."""
+    if not spec.startswith("replay:") or "#" not in spec:
+        raise CeilingError(f"model {spec!r}: not a replay model; the bench reads recorded runs")
+    files, model = spec[len("replay:"):].rsplit("#", 1)
+    return model, tuple(part for part in files.split(",") if part)
+
+
+def _single_models(folder: Path) -> list[SingleModel]:
+    from reso.evals.portable import resolved_in
+
+    found = []
+    for path in sorted(folder.glob(_SINGLE_PREFIX + "*")):
+        run = load_run(path)
+        spec = next((c["model"] for row in run.rows.values() for step in row.get("steps") or []
+                     for c in step.get("candidates") or [] if c.get("model")), None)
+        if spec is None:
+            raise CeilingError(f"{path}: no recorded candidate names its model")
+        model, files = _spec_parts(spec)
+        found.append(SingleModel(run, model, tuple(resolved_in(path, f) for f in files)))
+    if len(found) < 2:
+        raise CeilingError(f"{folder}: fewer than two {_SINGLE_PREFIX}* runs (not a `reso demo` benchmark folder)")
+    return found
+
+
+def _by_name(singles: Sequence[SingleModel], name: str, option: str) -> SingleModel:
+    matches = [s for s in singles if name in (s.model, s.run.folder.name[len(_SINGLE_PREFIX):])
+               or s.model.startswith(name)]
+    if len(matches) != 1:
+        known = ", ".join(s.model for s in singles)
+        raise CeilingError(f"{option} {name!r}: {'no' if not matches else 'more than one'} single-model run "
+                           f"matches (runs of: {known})")
+    return matches[0]
+
+
+def _default_pair(singles: Sequence[SingleModel]) -> tuple[SingleModel, SingleModel]:
+    """The strong model: the most accurate single run; the cheap one: the most accurate of those costing at most
+    a fifth of it."""
+    def accuracy(s: SingleModel) -> float:
+        return float(np.mean([bool(r["correct"]) for r in s.run.rows.values()]))
+
+    def cost(s: SingleModel) -> float:
+        return float(np.mean([r["usage"].get("cost_usd", 0.0) for r in s.run.rows.values()]))
+
+    strong = max(singles, key=lambda s: (accuracy(s), -cost(s)))
+    cheap_ones = [s for s in singles if s is not strong and cost(s) <= cost(strong) / 5]
+    if not cheap_ones:
+        raise CeilingError("no single-model run costs a fifth of the most accurate one's; name --cheap")
+    return max(cheap_ones, key=lambda s: (accuracy(s), -cost(s))), strong
+
+
+def _step_costs(run: Run, item: str) -> dict[str, float]:
+    row = run.rows.get(item)
+    if row is None:
+        raise CeilingError(f"{run.folder}: no result for item {item}")
+    return {str(step["id"]): sum(float(c.get("cost_usd") or 0.0) for c in step.get("candidates") or [])
+            for step in row.get("steps") or []}
+
+
+def _paid(run: Run, items: Sequence[str], steps: Sequence[Sequence[str]]) -> list[list[float]]:
+    """What `run`'s model paid for each sub-question (`steps`) of each item."""
+    paid = []
+    for item, named in zip(items, steps, strict=True):
+        by_step = _step_costs(run, item)
+        paid.append([by_step.get(step, 0.0) for step in named])
+    return paid
+
+
+def _composites(problems: Mapping[str, Problem], cheap: SingleModel, strong: SingleModel) -> Composites:
+    items = sorted(set(cheap.run.rows) & set(strong.run.rows) & set(problems))
+    if not items:
+        raise CeilingError(f"{cheap.run.folder.parent}: the single-model runs share no item of their dataset")
+    steps, questions = [], []
+    for item in items:
+        named = (problems[item].meta or {}).get("step_question_ids") or {}
+        sub_questions = [step for step in named if step != _INTEGRATION]
+        if not sub_questions or not all(named[step] for step in sub_questions):
+            raise CeilingError(f"dataset item {item}: no source question id for its sub-questions "
+                               "(meta.step_question_ids); the bench needs composites of recorded questions")
+        steps.append(sub_questions)
+        questions.append([named[step] for step in sub_questions])
+    return Composites(items, steps, questions, _paid(cheap.run, items, steps), _paid(strong.run, items, steps))
+
+
+def _labels(model: SingleModel, questions: set[str]) -> dict[str, bool]:
+    table: dict[tuple[str, str], bool] = {}
+    for path in model.replay_files:
+        table.update(replay_correctness(path))
+    recorded = {qid for qid, _ in table}
+    missing = sorted(questions - recorded)
+    if missing:
+        raise CeilingError(f"question {missing[0]}: not in the recordings {', '.join(model.replay_files)}")
+    # A model with no recording of a question fails the call in a replayed run: wrong, as there.
+    return {qid: table.get((qid, model.model), False) for qid in questions}
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """A verifier of the cheap answers: its score per source question, and what checking each sub-question
+    costs (per item, per sub-question; None: nothing, a scorer on this machine)."""
+
+    name: str
+    target_auc: float | None
+    scores: dict[str, float]
+    cost: list[list[float]] | None = None
+
+
+def _cascade_run(composites: Composites, cheap_right: Mapping[str, bool], strong_right: Mapping[str, bool],
+                 verifier: Verifier, threshold: float, template: Run, label: str) -> Run:
+    """The cascade at one threshold, as a run on the composites: a cheap answer scored at least `threshold` is
+    kept, else the strong model is asked too."""
+    rows: dict[str, dict[str, Any]] = {}
+    scores = verifier.scores
+    checks = verifier.cost or [[0.0] * len(questions) for questions in composites.questions]
+    for item, questions, cheap_paid, strong_paid, checked in zip(
+            composites.items, composites.questions, composites.cheap_cost, composites.strong_cost, checks,
+            strict=True):
+        right, paid = True, 0.0
+        for qid, cheap_cost, strong_cost, check in zip(questions, cheap_paid, strong_paid, checked, strict=True):
+            paid += cheap_cost + check
+            if scores[qid] >= threshold:
+                right &= cheap_right[qid]
+            else:
+                paid += strong_cost
+                right &= strong_right[qid]
+        rows[item] = {"id": item, "correct": right, "usage": {"cost_usd": paid}}
+    summary = {**template.summary, "method": label, "settings": {"threshold": threshold}}
+    return Run(folder=template.folder.parent / f"{label}@{threshold:.4g}", summary=summary, rows=rows)
+
+
+def _thresholds(scores: Mapping[str, float]) -> list[float]:
+    """The cascade's knob: from asking the strong model on every sub-question to never (`THRESHOLDS` at most)."""
+    values = np.unique(np.asarray(list(scores.values()), dtype=float))
+    if len(values) > THRESHOLDS - 1:
+        values = np.unique(np.quantile(values, np.linspace(0.0, 1.0, THRESHOLDS - 1)))
+    return [math.inf, *values.tolist()]
+
+
+def _figures(found: Frontier) -> dict[str, Any]:
+    return {"mean_gain": found.mean_gain.__dict__, "worst_gap": found.worst_gap.__dict__,
+            "qnc": found.qnc.__dict__,
+            "hull": [[float(c), float(a)] for c, a in found.reso_hull]}
+
+
+def run_ceiling_bench(folder: Path, *, cheap: str | None = None, strong: str | None = None,
+                      aucs: Sequence[float] = DEFAULT_AUCS, crm: str | None = None, peer: str | None = None,
+                      seed: int = 0,
+                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The cascade's frontier figures on `folder`'s test composites for each verifier (module docstring).
+
+    Raises:
+        CeilingError: Not a benchmark folder of recorded runs, or a named model has no run in it.
+        CompareError: A run folder that cannot be read.
+    """
+    singles = _single_models(folder)
+    if cheap and strong:
+        low, high = _by_name(singles, cheap, "--cheap"), _by_name(singles, strong, "--strong")
+    else:
+        low, high = _default_pair(singles)
+        low = _by_name(singles, cheap, "--cheap") if cheap else low
+        high = _by_name(singles, strong, "--strong") if strong else high
+    if low is high:
+        raise CeilingError("--cheap and --strong name the same model")
+    problems = dataset_items([low.run.summary], [low.run.folder])
+    if problems is None:
+        raise CeilingError(f"{low.run.folder}: its dataset ({low.run.summary.get('dataset')}) does not load")
+    composites = _composites(problems, low, high)
+    asked = {qid for questions in composites.questions for qid in questions}
+    cheap_right, strong_right = _labels(low, asked), _labels(high, asked)
+    single_runs = [s.run for s in singles]
+    label = f"cascade:{low.model}>{high.model}"
+    rng = np.random.default_rng(seed)
+    verifiers = [Verifier(f"synthetic AUC {target:g}", float(target), synthetic_verifier(cheap_right, target, rng))
+                 for target in aucs]
+    if crm:
+        verifiers.append(Verifier(f"crm {crm}", None, _crm_scores(crm, low, composites)))
+    if peer:
+        other = _by_name(singles, peer, "--peer")
+        if other in (low, high):
+            raise CeilingError("--peer must name a third model, not the cheap or the strong one")
+        verifiers.append(Verifier(f"agreement with {other.model}", None, _agreement(low, other, composites),
+                                  _paid(other.run, composites.items, composites.steps)))
+    report: dict[str, Any] = {"folder": str(folder), "cheap": low.model, "strong": high.model,
+                              "composites": len(composites.items), "sub_questions": len(asked),
+                              "cheap_right": float(np.mean([cheap_right[q] for q in asked])),
+                              "strong_right": float(np.mean([strong_right[q] for q in asked])),
+                              "verifiers": []}
+    for verifier in verifiers:
+        if progress is not None:
+            progress(f"cascade with {verifier.name}")
+        cascades = [_cascade_run(composites, cheap_right, strong_right, verifier, t, low.run, label)
+                    for t in _thresholds(verifier.scores)]
+        found = frontier([*single_runs, *cascades], problems, router=[True] * (len(single_runs) + len(cascades)))
+        report.setdefault("best_single", found.best_single)
+        report.setdefault("best_single_cost_usd", found.best_single_cost_usd)
+        report["verifiers"].append({"verifier": verifier.name, "target_auc": verifier.target_auc,
+                                    "auc": measured_auc(cheap_right, verifier.scores), **_figures(found)})
+    return report
+
+
+def _recordings(model: SingleModel, composites: Composites) -> dict[str, Any]:
+    """`model`'s recording of each source question of the composites, by question id."""
+    recordings = {rec.id: rec for path in model.replay_files for rec in replay_table(path).recordings}
+    asked = sorted({qid for questions in composites.questions for qid in questions})
+    missing = [qid for qid in asked if qid not in recordings]
+    if missing:
+        raise CeilingError(f"question {missing[0]}: not in the recordings {', '.join(model.replay_files)}")
+    return {qid: recordings[qid] for qid in asked}
+
+
+def _crm_scores(spec: str, cheap: SingleModel, composites: Composites) -> dict[str, float]:
+    """`spec`'s score of the cheap model's recorded solution to each source question, read on its own (a
+    solution it has no recording of is an empty answer)."""
+    from reso.reward.base import ScoreItem
+    from reso.reward.registry import build_scorer
+
+    scorer = build_scorer(spec)
+    recordings = _recordings(cheap, composites)
+    # One group per answer: the verifier sees the lone solution, as a cascade's check would.
+    items = [ScoreItem(subtask=rec.question, answer=rec.responses.get(cheap.model, ""), model=cheap.model,
+                       agent_id=cheap.model, group=f"ceiling:{qid}") for qid, rec in recordings.items()]
+    return {qid: score.value for qid, score in zip(recordings, scorer.score_detailed(items), strict=True)}
+
+
+def _agreement(cheap: SingleModel, peer: SingleModel, composites: Composites) -> dict[str, float]:
+    """1 where the peer's recorded final answer equals the cheap model's (to a millionth, as the composites
+    grade), else 0."""
+    from reso.reward.answers import answers_match, extract_answer
+
+    ours, theirs = _recordings(cheap, composites), _recordings(peer, composites)
+    agreement = {}
+    for qid, rec in ours.items():
+        mine = extract_answer(rec.responses.get(cheap.model, ""))
+        other = extract_answer(theirs[qid].responses.get(peer.model, ""))
+        agreement[qid] = float(mine is not None and other is not None
+                               and answers_match(mine, other, rel_tol=SAME_VALUE))
+    return agreement
+
+
+def render_table(report: Mapping[str, Any]) -> Any:
+    """The report as a rich table: one row per verifier."""
+    from rich.table import Table
+
+    from reso.evals.reports.formatting import estimate_text
+
+    table = Table(title=f"cascade {report['cheap']} > {report['strong']} on {report['composites']} composites "
+                        f"(best single: {report['best_single']})")
+    for column in ("verifier", "AUC on these answers", "mean gain over the single models' hull, points",
+                   "worst gap, points", "QNC"):
+        table.add_column(column)
+    for row in report["verifiers"]:
+        auc = "—" if row["auc"] is None else f"{row['auc']:.3f}"
+        table.add_row(row["verifier"], auc, estimate_text(**row["mean_gain"], unit=""),
+                      estimate_text(**row["worst_gap"], unit=""),
+                      estimate_text(**row["qnc"], scale=1.0, signed=False, unit="×", digits=2,
+                                    missing="not reached"))
+    return table
+

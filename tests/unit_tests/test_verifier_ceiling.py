@@ -1,0 +1,116 @@
+"""`reso bench ceiling`: a cascade of recorded runs with verifiers of known quality, on hand-made folders."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from reso.evals.bench.verifier_ceiling import CeilingError, measured_auc, run_ceiling_bench, synthetic_verifier
+from reso.evals.cli import app
+from reso.evals.datasets import load_dataset
+from tests.run_fixtures import write_run
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "datasets" / "reso_mas_sample.json"
+PRICE = {"cheap": 1.0, "strong": 10.0, "peer": 0.5}
+
+
+def _benchmark(tmp_path: Path, cheap_wrong: set[str]) -> tuple[Path, list]:
+    """A benchmark folder of the three fixture composites: `cheap` wrong on the source questions
+    `cheap_wrong`, `strong` right on all, `peer` agreeing with `cheap` on every question but the first it
+    gets wrong; each call costs its model's PRICE."""
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    dataset = folder / "composites.json"
+    shutil.copy(FIXTURE, dataset)
+    problems = load_dataset(str(dataset))
+    questions = sorted({qid for p in problems for qid in p.meta["step_question_ids"].values()})
+    first_wrong = sorted(cheap_wrong)[0]
+    lines = []
+    for qid in questions:
+        cheap_value = "1" if qid in cheap_wrong else "2"
+        peer_value = "3" if qid == first_wrong else cheap_value
+        responses = {"cheap": f"So \\boxed{{{cheap_value}}}", "strong": "So \\boxed{2}",
+                     "peer": f"So \\boxed{{{peer_value}}}"}
+        lines.append({"id": qid, "question": f"question {qid}", "answer": "2", "responses": responses,
+                      "correct": {"cheap": qid not in cheap_wrong, "strong": True, "peer": peer_value == "2"}})
+    recordings = folder / "recordings.jsonl"
+    recordings.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    for model in PRICE:
+        rows = []
+        for problem in problems:
+            named = problem.meta["step_question_ids"]
+            wrong = {"cheap": cheap_wrong, "strong": set(), "peer": {first_wrong}}[model]
+            right = not wrong & set(named.values())
+            steps = [{"id": step, "agent": f"{model}/algebra", "value": "2", "status": "done", "depends_on": [],
+                      "candidates": [{"agent_id": f"{model}/algebra", "model": f"replay:{recordings}#{model}",
+                                      "cost_usd": PRICE[model]}]} for step in named]
+            rows.append({"id": problem.id, "correct": right, "status": "done", "steps": steps,
+                         "usage": {"cost_usd": PRICE[model] * len(named), "total_tokens": 1}})
+        write_run(folder / f"test-single-{model}-algebra", rows, method=f"single:{model}/algebra",
+                  dataset=str(dataset))
+    return folder, problems
+
+
+def test_a_perfect_verifier_asks_the_strong_model_exactly_where_the_cheap_one_is_wrong(tmp_path: Path):
+    questions = sorted({qid for p in load_dataset(str(FIXTURE)) for qid in p.meta["step_question_ids"].values()})
+    wrong = {questions[0], questions[4]}
+    folder, problems = _benchmark(tmp_path, wrong)
+    report = run_ceiling_bench(folder, cheap="cheap", strong="strong", aucs=[1.0])
+    assert (report["cheap"], report["strong"], report["composites"]) == ("cheap", "strong", 3)
+    assert report["cheap_right"] == pytest.approx(1 - len(wrong) / len(questions))
+    perfect = report["verifiers"][0]
+    assert perfect["auc"] == 1.0
+    # Every composite right, paying the cheap call everywhere and the strong one on the two wrong questions.
+    calls = sum(len(p.meta["step_question_ids"]) for p in problems)
+    asked_again = sum(qid in wrong for p in problems for qid in p.meta["step_question_ids"].values())
+    cost = (calls * PRICE["cheap"] + asked_again * PRICE["strong"]) / len(problems)
+    assert [cost, 1.0] in [[pytest.approx(c), pytest.approx(a)] for c, a in perfect["hull"]]
+    assert perfect["qnc"]["value"] == pytest.approx(cost / (PRICE["strong"] * calls / len(problems)))
+
+
+def test_agreement_with_a_peer_is_a_verifier_that_costs_the_peers_calls(tmp_path: Path):
+    questions = sorted({qid for p in load_dataset(str(FIXTURE)) for qid in p.meta["step_question_ids"].values()})
+    folder, problems = _benchmark(tmp_path, {questions[2]})
+    report = run_ceiling_bench(folder, cheap="cheap", strong="strong", aucs=[], peer="peer")
+    (agreement,) = report["verifiers"]
+    assert agreement["verifier"] == "agreement with peer"
+    # The peer disagrees exactly where the cheap answer is wrong here: a perfect check, at the peer's price.
+    assert agreement["auc"] == 1.0
+    calls = sum(len(p.meta["step_question_ids"]) for p in problems)
+    asked_again = sum(qid == questions[2] for p in problems for qid in p.meta["step_question_ids"].values())
+    cost = (calls * (PRICE["cheap"] + PRICE["peer"]) + asked_again * PRICE["strong"]) / len(problems)
+    assert [cost, 1.0] in [[pytest.approx(c), pytest.approx(a)] for c, a in agreement["hull"]]
+    with pytest.raises(CeilingError, match="--peer must name a third model"):
+        run_ceiling_bench(folder, cheap="cheap", strong="strong", aucs=[], peer="strong")
+
+
+@pytest.mark.parametrize("target", [0.95, 0.85, 0.7])
+def test_a_synthetic_verifier_has_the_target_auc_on_the_answers_it_scores(target: float):
+    rng = np.random.default_rng(3)
+    right = {f"q{i}": bool(flag) for i, flag in enumerate(rng.random(400) < 0.6)}
+    scores = synthetic_verifier(right, target, np.random.default_rng(0))
+    assert measured_auc(right, scores) == pytest.approx(target, abs=0.005)
+    assert measured_auc(right, synthetic_verifier(right, 1.0, np.random.default_rng(0))) == 1.0
+    with pytest.raises(CeilingError, match="--auc"):
+        synthetic_verifier(right, 0.5, rng)
+
+
+def test_reso_bench_ceiling_prints_one_json_object_and_refuses_a_folder_without_runs(tmp_path: Path):
+    questions = sorted({qid for p in load_dataset(str(FIXTURE)) for qid in p.meta["step_question_ids"].values()})
+    folder, _ = _benchmark(tmp_path, {questions[1]})
+    result = CliRunner().invoke(app, ["bench", "ceiling", str(folder), "--cheap", "cheap", "--strong", "strong",
+                                      "--auc", "1,0.8", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [v["target_auc"] for v in report["verifiers"]] == [1.0, 0.8]
+    assert report["best_single"] == "single:strong/algebra"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = CliRunner().invoke(app, ["bench", "ceiling", str(empty)])
+    assert refused.exit_code == 2
+    assert "fewer than two test-single-* runs" in refused.output
