@@ -14,7 +14,8 @@ Blocks, for each benchmark stem of the run (`math-l5-mas`, …):
 - `table-STEM`: every row of the benchmark's comparison table;
 
 from the JSON of `reso frontier … --versus … --json` (one router's hull against another's), the block
-`versus`; and from the JSON of `reso bench judge --json`, the block `judge`.
+`versus`; from the JSON of `reso bench judge --json`, the block `judge`; and from the JSON of `reso bench
+ceiling --json`, the block `ceiling`.
 """
 
 from __future__ import annotations
@@ -147,13 +148,40 @@ def _judge(found: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _verifier(name: str) -> str:
+    """A verifier's name as the docs show it: a CRM by its kind, not its folder."""
+    if name.startswith("crm "):
+        return f"CRM `{name.removeprefix('crm ').split(':', 1)[0]}` on the lone solution"
+    return name
+
+
+def _ceiling(found: Mapping[str, Any]) -> str:
+    lines = [f"Cascade {_model(found['cheap'])} > {_model(found['strong'])}, {found['composites']} composites "
+             f"({found['sub_questions']} source questions: the cheap model right on {found['cheap_right']:.1%}, "
+             f"the strong one on {found['strong_right']:.1%}):", "",
+             _header(["verifier of the cheap answer", "its AUC on these answers", f"{MEAN_GAIN}, points",
+                      f"{WORST_GAP}, points", f"{QNC} (× the best single model's cost)"])]
+    for row in found["verifiers"]:
+        auc = "n/a" if row["auc"] is None else f"{row['auc']:.3f}"
+        # The worst gap and the QNC sit at kinks of a hull of many close cascade points, where the delta
+        # method's numerical gradient is meaningless: their values only.
+        worst = {"value": row["worst_gap"]["value"]}
+        qnc = {"value": row["qnc"]["value"]}
+        lines.append(f"| {_verifier(row['verifier'])} | {auc} | {_estimate(row['mean_gain'])} | "
+                     f"{_estimate(worst)} | "
+                     f"{_estimate(qnc, scale=1.0, signed=False, digits=2, unit='×', missing='not reached')} |")
+    return "\n".join(lines)
+
+
 def render_blocks(run: Mapping[str, Any], titles: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Every block of a `reso demo --json` run, a `reso frontier --versus --json` comparison or a `reso bench
-    judge --json` report (module docstring); `titles` name the benchmarks."""
+    """Every block of a `reso demo --json` run, a `reso frontier --versus --json` comparison, or a `reso bench
+    judge --json` or `reso bench ceiling --json` report (module docstring); `titles` name the benchmarks."""
     if "mean_difference" in run:
         return {"versus": _versus(run)}
     if "auc" in run and "rows" in run:
         return {"judge": _judge(run)}
+    if "verifiers" in run:
+        return {"ceiling": _ceiling(run)}
     titles = titles or {}
     frontiers: Mapping[str, Mapping[str, Any]] = run.get("frontiers") or {}
     blocks = {"frontier-figures": _figures(frontiers, titles)}
