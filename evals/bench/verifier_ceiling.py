@@ -17,9 +17,11 @@ answer to the source question is right) with verifiers of known quality:
 
 The thresholds sweep the cascade's cost knob (every distinct score, thinned to `THRESHOLDS`). A router may
 also answer everything with one model, so the router's hull is made of the cascade's points and the single
-models' runs: its gain over the single models' hull is what the verifier adds, never below 0. It is read with the frontier's figures and their intervals
-(`reso.evals.reports.frontier`: mean gain over the decade of budgets below the best single model's cost, worst
-gap, QNC). A composite is right when every sub-question is (the integration step is exact), as in the runs.
+models' runs: its gain over the single models' hull is what the verifier adds, never below 0. It is read
+with the frontier's figures and their intervals (`reso.evals.reports.frontier`: mean gain over the decade of
+budgets below the best single model's cost, worst gap, QNC); the worst gap's and the QNC's intervals mean
+little here, where they sit at kinks of a hull of many close points. A composite is right when every
+sub-question is (the integration step is exact), as in the runs.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import numpy as np
 from reso.agents.adapters.replay_table import replay_correctness, replay_table
 from reso.evals.datasets import Problem
 from reso.evals.reports.clusters import dataset_items
-from reso.evals.reports.compare import CompareError, Run, load_run
+from reso.evals.reports.compare import Run, load_run
 from reso.evals.reports.frontier import Frontier, frontier
 from reso.reward.peer_errors import SAME_VALUE
 
@@ -135,8 +137,10 @@ def _single_models(folder: Path) -> list[SingleModel]:
 
 
 def _by_name(singles: Sequence[SingleModel], name: str, option: str) -> SingleModel:
-    matches = [s for s in singles if name in (s.model, s.run.folder.name[len(_SINGLE_PREFIX):])
-               or s.model.startswith(name)]
+    """The run of the model `name`: its recorded name, its run folder's name after `test-single-`, or (when
+    nothing is named so exactly) the start of one recorded name."""
+    matches = [s for s in singles if name in (s.model, s.run.folder.name[len(_SINGLE_PREFIX):])]
+    matches = matches or [s for s in singles if s.model.startswith(name)]
     if len(matches) != 1:
         known = ", ".join(s.model for s in singles)
         raise CeilingError(f"{option} {name!r}: {'no' if not matches else 'more than one'} single-model run "

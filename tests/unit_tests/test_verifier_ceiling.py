@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from reso.evals.bench.verifier_ceiling import CeilingError, measured_auc, run_ceiling_bench, synthetic_verifier
+from reso.evals.bench.verifier_ceiling import (
+    CeilingError,
+    measured_auc,
+    run_ceiling_bench,
+    synthetic_verifier,
+)
 from reso.evals.cli import app
 from reso.evals.datasets import load_dataset
 from tests.run_fixtures import write_run
