@@ -7,9 +7,8 @@ replays that cascade on a finished `reso demo` benchmark folder (its test compos
 runs: each sub-question's recorded cost for each model, and the recordings' labels of whether each model's
 answer to the source question is right) with verifiers of known quality:
 
-- a synthetic verifier for each target AUC: the score of a cheap answer is 1 when it is right, 0 when it is
-  wrong, plus Gaussian noise drawn once per source question (a question met in several composites gets one
-  verdict) and scaled until the scores' AUC on these answers is the target; AUC 1 is a perfect verifier;
+- a synthetic verifier for each target AUC (`reso.evals.bench.synthetic_verifier`), one verdict per source
+  question (a question met in several composites gets one): AUC 1 is a perfect verifier;
 - with `--crm SPEC`, a real scorer reading the cheap model's recorded solution on its own (what a cascade's
   check can see before any second answer);
 - with `--peer MODEL`, agreement: a second model answers every sub-question too (its recorded cost is added)
@@ -30,19 +29,19 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
 from reso.agents.adapters.replay_table import replay_correctness, replay_table
+from reso.evals.bench.synthetic_verifier import VerifierQualityError, measured_auc, synthetic_verifier
 from reso.evals.datasets import Problem
 from reso.evals.reports.clusters import dataset_items
 from reso.evals.reports.compare import Run, load_run
 from reso.evals.reports.frontier import Frontier, frontier
 from reso.reward.peer_errors import SAME_VALUE
 
-__all__ = ["CeilingError", "DEFAULT_AUCS", "measured_auc", "run_ceiling_bench", "synthetic_verifier"]
+__all__ = ["CeilingError", "DEFAULT_AUCS", "run_ceiling_bench"]
 
 DEFAULT_AUCS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.7)
 THRESHOLDS = 41
@@ -74,41 +73,6 @@ class Composites:
     questions: list[list[str]]
     cheap_cost: list[list[float]]
     strong_cost: list[list[float]]
-
-
-def synthetic_verifier(right: Mapping[str, bool], auc: float, rng: np.random.Generator) -> dict[str, float]:
-    """A score per question for answers whose rightness is `right`: 1 or 0 plus Gaussian noise, one draw per
-    question, scaled so that the scores' AUC on these answers is `auc` (to the nearest the draws allow)."""
-    if not 0.5 < auc <= 1.0:
-        raise CeilingError(f"--auc: each AUC must be above 0.5 and at most 1, got {auc}")
-    ids = sorted(right)
-    labels = np.array([float(right[qid]) for qid in ids])
-    noise = rng.normal(0.0, 1.0, len(ids))
-
-    def scores(spread: float) -> dict[str, float]:
-        return dict(zip(ids, (labels + spread * noise).tolist(), strict=True))
-
-    if auc >= 1.0 or len(set(labels)) < 2:
-        return scores(0.0)
-    # The AUC falls as the noise grows: bisect its spread, starting from the two-Gaussian value
-    # AUC = Φ(1 / (σ√2)).
-    low, high = 0.0, 4.0 / (math.sqrt(2.0) * NormalDist().inv_cdf(auc))
-    for _ in range(40):
-        middle = (low + high) / 2
-        low, high = (middle, high) if (measured_auc(right, scores(middle)) or 0.5) > auc else (low, middle)
-    return scores((low + high) / 2)
-
-
-def measured_auc(right: Mapping[str, bool], scores: Mapping[str, float]) -> float | None:
-    """The AUC of `scores` for `right` over the questions both have (ties count one half); None without both
-    classes."""
-    from sklearn.metrics import roc_auc_score
-
-    ids = [qid for qid in right if qid in scores]
-    labels = [right[qid] for qid in ids]
-    if len(set(labels)) < 2:
-        return None
-    return float(roc_auc_score(labels, [scores[qid] for qid in ids]))
 
 
 def _spec_parts(spec: str) -> tuple[str, tuple[str, ...]]:
@@ -285,8 +249,11 @@ def run_ceiling_bench(folder: Path, *, cheap: str | None = None, strong: str | N
     single_runs = [s.run for s in singles]
     label = f"cascade:{low.model}>{high.model}"
     rng = np.random.default_rng(seed)
-    verifiers = [Verifier(f"synthetic AUC {target:g}", float(target), synthetic_verifier(cheap_right, target, rng))
-                 for target in aucs]
+    try:
+        verifiers = [Verifier(f"synthetic AUC {target:g}", float(target), synthetic_verifier(cheap_right, target, rng))
+                     for target in aucs]
+    except VerifierQualityError as error:
+        raise CeilingError(f"--auc: {error}") from None
     if crm:
         verifiers.append(Verifier(f"crm {crm}", None, _crm_scores(crm, low, composites)))
     if peer:

@@ -10,12 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from reso.evals.bench.verifier_ceiling import (
-    CeilingError,
-    measured_auc,
-    run_ceiling_bench,
-    synthetic_verifier,
-)
+from reso.evals.bench.synthetic_verifier import VerifierQualityError, measured_auc, synthetic_verifier
+from reso.evals.bench.verifier_ceiling import CeilingError, run_ceiling_bench
 from reso.evals.cli import app
 from reso.evals.datasets import load_dataset
 from tests.run_fixtures import write_run
@@ -101,7 +97,7 @@ def test_a_synthetic_verifier_has_the_target_auc_on_the_answers_it_scores(target
     scores = synthetic_verifier(right, target, np.random.default_rng(0))
     assert measured_auc(right, scores) == pytest.approx(target, abs=0.005)
     assert measured_auc(right, synthetic_verifier(right, 1.0, np.random.default_rng(0))) == 1.0
-    with pytest.raises(CeilingError, match="--auc"):
+    with pytest.raises(VerifierQualityError, match="above 0.5"):
         synthetic_verifier(right, 0.5, rng)
 
 

@@ -1,0 +1,61 @@
+"""Synthetic verifiers of a set quality: what a bench reads to say how good a verifier would have to be.
+
+A verifier here scores answers whose rightness is known: 1 for a right answer, 0 for a wrong one, plus Gaussian
+noise, one draw per answer, scaled by bisection until the scores' AUC on these very answers is the target. AUC 1
+is a perfect verifier; 0.5 would be a coin. `reso bench ceiling` and `reso bench judge` use it to find the
+AUC a bar needs, beside the AUC of the real scorers (`measured_auc`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from statistics import NormalDist
+from typing import TypeVar
+
+import numpy as np
+
+__all__ = ["Key", "VerifierQualityError", "measured_auc", "synthetic_verifier"]
+
+
+Key = TypeVar("Key", str, tuple[str, ...])
+"""What identifies an answer: a question id, or (question, model)."""
+
+
+class VerifierQualityError(ValueError):
+    """A target AUC outside (0.5, 1]."""
+
+
+def synthetic_verifier(right: Mapping[Key, bool], auc: float, rng: np.random.Generator) -> dict[Key, float]:
+    """A score per answer whose rightness is `right`: 1 or 0 plus Gaussian noise, one draw per answer, scaled
+    so that the scores' AUC on these answers is `auc` (to the nearest the draws allow)."""
+    if not 0.5 < auc <= 1.0:
+        raise VerifierQualityError(f"each AUC must be above 0.5 and at most 1, got {auc}")
+    ids = sorted(right)
+    labels = np.array([float(right[key]) for key in ids])
+    noise = rng.normal(0.0, 1.0, len(ids))
+
+    def scores(spread: float) -> dict[Key, float]:
+        return dict(zip(ids, (labels + spread * noise).tolist(), strict=True))
+
+    if auc >= 1.0 or len(set(labels)) < 2:
+        return scores(0.0)
+    # The AUC falls as the noise grows: bisect its spread, starting from the two-Gaussian value
+    # AUC = Φ(1 / (σ√2)).
+    low, high = 0.0, 4.0 / (math.sqrt(2.0) * NormalDist().inv_cdf(auc))
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if (measured_auc(right, scores(middle)) or 0.5) > auc else (low, middle)
+    return scores((low + high) / 2)
+
+
+def measured_auc(right: Mapping[Key, bool], scores: Mapping[Key, float]) -> float | None:
+    """The AUC of `scores` for `right` over the answers both have (ties count one half); None without both
+    classes."""
+    from sklearn.metrics import roc_auc_score
+
+    ids = [key for key in right if key in scores]
+    labels = [right[key] for key in ids]
+    if len(set(labels)) < 2:
+        return None
+    return float(roc_auc_score(labels, [scores[key] for key in ids]))
