@@ -408,7 +408,11 @@ def judge_command(
                              "recorded model)."),
     embedder: str = typer.Option("minilm", help="Embedder of the questions (`reso.agents.selection.embeddings`)."),
     crm: str = typer.Option("", help="A CRM spec whose score of each answer is one more input (default: none)."),
-    seed: int = typer.Option(0, help="Seed of the judge's folds."),
+    verifier_auc: str = typer.Option("", help="Comma-separated AUCs of synthetic verifiers whose weighted votes are "
+                                     "shown beside the judge (default: none)."),
+    verifier_crm: str = typer.Option("", help="A CRM spec whose score of each answer read alone weights a vote "
+                                     "shown beside the judge (default: none)."),
+    seed: int = typer.Option(0, help="Seed of the judge's folds and of the synthetic verifiers."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object last."),
 ) -> None:
     """The signals judge's pick among K models' recorded answers to held-out questions, beside the best fixed
@@ -423,7 +427,9 @@ def judge_command(
                                  [Path(p) for text in test_questions for p in comma_parts(text)],
                                  models=comma_parts(models) or None, count=top,
                                  pool=Path(pool) if pool else None, embedder=embedder, crm=crm or None,
-                                 seed=seed, progress=lambda line: typer.echo(line, err=True))
+                                 verifier_aucs=comma_numbers(verifier_auc, float, "--verifier-auc")
+                                 if verifier_auc else (), verifier_crm=verifier_crm or None, seed=seed,
+                                 progress=lambda line: typer.echo(line, err=True))
     except (JudgeBenchError, ScorerConfigError) as error:
         fail(error)
     emit(report, json_output, render_table)

@@ -11,6 +11,12 @@ and over the best fixed model has its paired bootstrap interval. The judge's pro
 every test answer: AUC (does a right answer score above a wrong one) and the expected calibration error
 (ten equal bins). A test question that is also a training question is refused, as is a named model the
 files never recorded.
+
+How good would a verifier of the answers have to be? With `--verifier-auc A,…` (and `--verifier-crm SPEC`)
+the bench adds, beside the judge, the vote weighted by a verifier: each group of agreeing answers scores the sum
+of its answers' verifier scores. The verifiers are synthetic ones of each AUC on these very answers
+(`reso.evals.bench.synthetic_verifier`) and the CRM reading each solution alone, each with its accuracy, its
+difference from the plurality (paired bootstrap) and its AUC.
 """
 
 from __future__ import annotations
@@ -118,20 +124,14 @@ def _score_question(judge: Any, voter: Any, answers: dict[str, LabelledRecord], 
 
 
 def _plurality(items: Sequence[Any], ranks: Sequence[int]) -> int:
-    from reso.reward.answers import extract_answer
-    from reso.reward.signals_judge import agreeing_groups
-
-    values = [extract_answer(item.answer) for item in items]
-    groups = agreeing_groups(values, [item.model for item in items])
-    if not groups:
-        return min(range(len(items)), key=lambda i: ranks[i])
-    best = max(groups, key=lambda g: (len(g), -min(ranks[i] for i in g)))
-    return min(best, key=lambda i: ranks[i])
+    return _weighted_vote(items, ranks, [1.0] * len(items))
 
 
 def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, models: Sequence[str] | None = None,
                     count: int = DEFAULT_MODELS, pool: Path | None = None, embedder: str = "minilm",
-                    crm: str | None = None, seed: int = 0, progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+                    crm: str | None = None, verifier_aucs: Sequence[float] = (), verifier_crm: str | None = None,
+                    seed: int = 0,
+                    progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """The bench's report (module docstring): `rows`, `auc`, `ece`, `n` and what it ran on.
 
     Raises:
@@ -161,7 +161,71 @@ def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, 
         for method in METHODS:
             correct[method].append(verdict[method])
         graded.extend(pairs)
-    return _report(correct, graded, team, len(train.answers))
+    report = _report(correct, graded, team, len(train.answers))
+    if verifier_aucs or verifier_crm:
+        progress("votes weighted by verifiers of the answers")
+        scorer = build_scorer(verifier_crm) if verifier_crm else None
+        report["verifiers"] = _verifier_votes(test, team, verifier_aucs, scorer, verifier_crm,
+                                              correct["plurality"], seed)
+    return report
+
+
+def _verifier_votes(test: AnsweredQuestions, team: Sequence[str], aucs: Sequence[float], scorer: Any,
+                    spec: str | None, plurality: Sequence[bool], seed: int) -> list[dict[str, Any]]:
+    """For each verifier (a synthetic one per AUC, then `scorer` reading each answer alone): the accuracy of
+    the vote weighted by it (each group of agreeing answers scores the sum of its answers' scores; the best
+    group's best-ranked answer is picked) and its difference from the plurality, with intervals."""
+    from reso.evals.bench.synthetic_verifier import VerifierQualityError, measured_auc, synthetic_verifier
+    from reso.evals.reports.stats import paired_bootstrap, wilson_interval
+    from reso.reward.base import ScoreItem
+
+    answers = {(key, model): found[model] for key, found in zip(test.keys, test.answers, strict=True)
+               for model in team if model in found}
+    right = {pair: bool(record.label) for pair, record in answers.items()}
+    rng = np.random.default_rng(seed)
+    verifiers: list[tuple[str, float | None, dict[tuple[str, str], float]]] = []
+    try:
+        verifiers += [(f"synthetic AUC {auc:g}", float(auc), synthetic_verifier(right, auc, rng)) for auc in aucs]
+    except VerifierQualityError as error:
+        raise JudgeBenchError(f"--verifier-auc: {error}") from None
+    if scorer is not None:
+        pairs = list(answers)
+        # One group per answer: the CRM reads each solution alone, so agreement is counted once, by the vote.
+        items = [ScoreItem(subtask=answers[p].instruction, answer=answers[p].answer, agent_id=p[1], model=p[1],
+                           group=f"{p[0]}#{p[1]}") for p in pairs]
+        verifiers.append((f"crm {spec}", None, dict(zip(pairs, scorer.score(items), strict=True))))
+    rows = []
+    for name, target, scores in verifiers:
+        picked = []
+        for key, found in zip(test.keys, test.answers, strict=True):
+            present = [m for m in team if m in found]
+            if not present:
+                picked.append(False)
+                continue
+            items = [ScoreItem(subtask=found[m].instruction, answer=found[m].answer, model=m) for m in present]
+            choice = _weighted_vote(items, [team.index(m) for m in present], [scores[(key, m)] for m in present])
+            picked.append(bool(found[present[choice]].label))
+        n = len(picked)
+        matrix = np.asarray([picked, plurality], dtype=float)
+        paired = paired_bootstrap(matrix, np.ones_like(matrix), reference=1)[0]
+        rows.append({"verifier": name, "target_auc": target, "auc": measured_auc(right, scores),
+                     "accuracy": sum(picked) / n if n else math.nan, "ci95": wilson_interval(sum(picked), n),
+                     "minus_plurality": {"points": 100 * paired.accuracy_diff,
+                                         "ci95": [100 * v for v in paired.accuracy_diff_ci95 or [math.nan] * 2]}})
+    return rows
+
+
+def _weighted_vote(items: Sequence[Any], ranks: Sequence[int], scores: Sequence[float]) -> int:
+    """The index of the best-ranked answer of the group of agreeing answers whose scores sum highest (a tie
+    goes to the group holding the better-ranked model); the best-ranked answer when none has a final value."""
+    from reso.reward.answers import extract_answer
+    from reso.reward.signals_judge import agreeing_groups
+
+    groups = agreeing_groups([extract_answer(item.answer) for item in items], [item.model for item in items])
+    if not groups:
+        return min(range(len(items)), key=lambda i: ranks[i])
+    best = max(groups, key=lambda g: (sum(scores[i] for i in g), -min(ranks[i] for i in g)))
+    return min(best, key=lambda i: ranks[i])
 
 
 def _report(correct: dict[str, list[bool]], graded: Sequence[tuple[float, int]], team: Sequence[str],
@@ -198,6 +262,10 @@ def render_table(report: dict[str, Any]) -> Any:
     for row in report["rows"]:
         low, high = row["ci95"] or (math.nan, math.nan)
         table.add_row(row["method"], f"{row['accuracy']:.1%}", f"[{low:.1%}, {high:.1%}]")
+    for row in report.get("verifiers") or []:
+        low, high = row["ci95"] or (math.nan, math.nan)
+        table.add_row(f"vote weighted by {row['verifier']} (AUC {_number(row['auc'])})", f"{row['accuracy']:.1%}",
+                      f"[{low:.1%}, {high:.1%}]")
     return table
 
 

@@ -1,15 +1,15 @@
 """Synthetic verifiers of a set quality: what a bench reads to say how good a verifier would have to be.
 
-A verifier here scores answers whose rightness is known: 1 for a right answer, 0 for a wrong one, plus Gaussian
-noise, one draw per answer, scaled by bisection until the scores' AUC on these very answers is the target. AUC 1
-is a perfect verifier; 0.5 would be a coin. `reso bench ceiling` and `reso bench judge` use it to find the
-AUC a bar needs, beside the AUC of the real scorers (`measured_auc`).
+A verifier here scores answers whose rightness is known: 1 for a right answer, 0 for a wrong one, plus
+Gaussian noise, one draw per answer, scaled by bisection until the scores' AUC on these very answers is the
+target. AUC 1 is a perfect verifier; 0.5 would be a coin. `reso bench ceiling` and `reso bench judge` use it
+to find the AUC a bar needs, beside the AUC of the real scorers (`measured_auc`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from statistics import NormalDist
 from typing import TypeVar
 
@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["Key", "VerifierQualityError", "measured_auc", "synthetic_verifier"]
 
 
-Key = TypeVar("Key", str, tuple[str, ...])
+Key = TypeVar("Key", bound=Hashable)
 """What identifies an answer: a question id, or (question, model)."""
 
 
@@ -31,7 +31,7 @@ def synthetic_verifier(right: Mapping[Key, bool], auc: float, rng: np.random.Gen
     so that the scores' AUC on these answers is `auc` (to the nearest the draws allow)."""
     if not 0.5 < auc <= 1.0:
         raise VerifierQualityError(f"each AUC must be above 0.5 and at most 1, got {auc}")
-    ids = sorted(right)
+    ids = sorted(right, key=str)  # each answer's draw does not depend on the caller's order
     labels = np.array([float(right[key]) for key in ids])
     noise = rng.normal(0.0, 1.0, len(ids))
 

@@ -144,6 +144,12 @@ def _judge(found: Mapping[str, Any]) -> str:
                          f"{_estimate({'value': gain['points'], 'ci95': gain['ci95']}, scale=1.0)} |")
     lines.append(f"| the judge's AUC / expected calibration error over {found['answers_graded']} answers | "
                  f"{found['auc']:.3f} / {found['ece']:.3f} |")
+    for row in found.get("verifiers") or []:
+        auc = "n/a" if row["auc"] is None else f"{row['auc']:.3f}"
+        gain = row["minus_plurality"]
+        lines.append(f"| vote weighted by {_verifier(row['verifier'])} (its AUC {auc}); less the plurality | "
+                     f"{_estimate({'value': row['accuracy'], 'ci95': row['ci95']}, signed=False)} %; "
+                     f"{_estimate({'value': gain['points'], 'ci95': gain['ci95']}, scale=1.0)} points |")
     lines.append(f"| questions; models | {found['n']}; {', '.join(found['models'])} |")
     return "\n".join(lines)
 

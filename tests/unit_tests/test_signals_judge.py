@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reso.agents.selection.embeddings import load_embedder
-from reso.evals.bench.judge import METHODS, expected_calibration_error, run_judge_bench
+from reso.evals.bench.judge import METHODS, JudgeBenchError, expected_calibration_error, run_judge_bench
 from reso.evals.cli import app
 from reso.reward.base import ScoreItem
 from reso.reward.labelled_records import load_records
@@ -157,3 +157,20 @@ def test_the_default_team_comes_from_a_pool_files_models_when_one_is_named(sides
     assert sorted(report["models"]) == ["alg", "geo"]
     with pytest.raises(ValueError, match="--pool: .*nowhere.yaml"):
         run_judge_bench([train], [test], pool=tmp_path / "nowhere.yaml", embedder="hash:64")
+
+
+def test_a_vote_weighted_by_a_perfect_verifier_is_the_oracle_and_a_weak_one_stays_near_the_plurality(sides):
+    train, test = sides
+    report = run_judge_bench([train], [test], models=TEAM, embedder="hash:256", verifier_aucs=[1.0, 0.6],
+                             verifier_crm="consensus")
+    accuracy = {row["method"]: row["accuracy"] for row in report["rows"]}
+    perfect, weak, crm = report["verifiers"]
+    assert (perfect["verifier"], perfect["target_auc"], perfect["auc"]) == ("synthetic AUC 1", 1.0, 1.0)
+    assert perfect["accuracy"] == pytest.approx(accuracy["oracle"])
+    assert perfect["minus_plurality"]["points"] == pytest.approx(100 * (accuracy["oracle"] - accuracy["plurality"]))
+    assert weak["auc"] == pytest.approx(0.6, abs=0.01)
+    assert abs(weak["accuracy"] - accuracy["plurality"]) < abs(perfect["accuracy"] - accuracy["plurality"])
+    # Consensus read on one answer at a time scores every answer alike: its vote is the plurality.
+    assert crm["verifier"] == "crm consensus" and crm["accuracy"] == pytest.approx(accuracy["plurality"])
+    with pytest.raises(JudgeBenchError, match="--verifier-auc"):
+        run_judge_bench([train], [test], models=TEAM, embedder="hash:256", verifier_aucs=[0.4])
