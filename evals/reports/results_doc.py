@@ -158,6 +158,8 @@ def _verifier(name: str) -> str:
     """A verifier's name as the docs show it: a CRM by its kind, not its folder."""
     if name.startswith("crm "):
         return f"CRM `{name.removeprefix('crm ').split(':', 1)[0]}` on the lone solution"
+    if name.startswith("synthetic AUC "):
+        return f"a synthetic verifier of AUC {name.removeprefix('synthetic AUC ')}"
     return name
 
 
