@@ -149,6 +149,7 @@ def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, 
         raise JudgeBenchError(f"{len(shared)} test questions are also training questions: the bench needs "
                               "questions the judge never saw")
     team = choose_models(train, test, models, count, _pool_models(pool) if pool is not None else None)
+    scorer = build_scorer(verifier_crm) if verifier_crm else None  # a bad spec fails before the judge's fit
     progress(f"fitting the judge on {len(train.answers)} training questions ({len(train_records)} answers); "
              f"team: {', '.join(team)}")
     judge = fit_signals_judge(train_records, load_embedder(embedder), team=team,
@@ -164,7 +165,6 @@ def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, 
     report = _report(correct, graded, team, len(train.answers))
     if verifier_aucs or verifier_crm:
         progress("votes weighted by verifiers of the answers")
-        scorer = build_scorer(verifier_crm) if verifier_crm else None
         report["verifiers"] = _verifier_votes(test, team, verifier_aucs, scorer, verifier_crm,
                                               correct["plurality"], seed)
     return report
@@ -182,10 +182,9 @@ def _verifier_votes(test: AnsweredQuestions, team: Sequence[str], aucs: Sequence
     answers = {(key, model): found[model] for key, found in zip(test.keys, test.answers, strict=True)
                for model in team if model in found}
     right = {pair: bool(record.label) for pair, record in answers.items()}
-    rng = np.random.default_rng(seed)
     verifiers: list[tuple[str, float | None, dict[tuple[str, str], float]]] = []
     try:
-        verifiers += [(f"synthetic AUC {auc:g}", float(auc), synthetic_verifier(right, auc, rng)) for auc in aucs]
+        verifiers += [(f"synthetic AUC {auc:g}", float(auc), synthetic_verifier(right, auc, seed)) for auc in aucs]
     except VerifierQualityError as error:
         raise JudgeBenchError(f"--verifier-auc: {error}") from None
     if scorer is not None:

@@ -26,14 +26,16 @@ class VerifierQualityError(ValueError):
     """A target AUC outside (0.5, 1]."""
 
 
-def synthetic_verifier(right: Mapping[Key, bool], auc: float, rng: np.random.Generator) -> dict[Key, float]:
+def synthetic_verifier(right: Mapping[Key, bool], auc: float, seed: int = 0) -> dict[Key, float]:
     """A score per answer whose rightness is `right`: 1 or 0 plus Gaussian noise, one draw per answer, scaled
-    so that the scores' AUC on these answers is `auc` (to the nearest the draws allow)."""
+    so that the scores' AUC on these answers is `auc` (to the nearest the draws allow). The draws depend on
+    `seed` alone, so verifiers of several AUCs differ only in the noise's scale: a better one is the same
+    verifier with less noise."""
     if not 0.5 < auc <= 1.0:
         raise VerifierQualityError(f"each AUC must be above 0.5 and at most 1, got {auc}")
     ids = sorted(right, key=str)  # each answer's draw does not depend on the caller's order
     labels = np.array([float(right[key]) for key in ids])
-    noise = rng.normal(0.0, 1.0, len(ids))
+    noise = np.random.default_rng(seed).normal(0.0, 1.0, len(ids))
 
     def scores(spread: float) -> dict[Key, float]:
         return dict(zip(ids, (labels + spread * noise).tolist(), strict=True))

@@ -1,4 +1,4 @@
-"""`reso bench ceiling FOLDER`: how well a verifier of a cheap model's answers must work for a router's frontier.
+"""`reso bench ceiling FOLDER`: how well a verifier of cheap answers must work for a router's frontier.
 
 A router can only lie above the single models' hull where it knows, question by question, when the cheap
 answer will do. The purest such router is a cascade: the cheap model answers each sub-question, a verifier
@@ -65,112 +65,34 @@ class SingleModel:
 
 @dataclass(frozen=True)
 class Composites:
-    """The test composites: per item, its sub-questions' step ids and source question ids, and what the
-    cascade's two models paid for each."""
+    """The test composites: per item, its sub-questions' step ids and their source question ids."""
 
     items: list[str]
     steps: list[list[str]]
     questions: list[list[str]]
-    cheap_cost: list[list[float]]
-    strong_cost: list[list[float]]
+
+    @property
+    def asked(self) -> set[str]:
+        return {qid for questions in self.questions for qid in questions}
 
 
-def _spec_parts(spec: str) -> tuple[str, tuple[str, ...]]:
-    """The model name and replay files of a recorded candidate's `replay:FILE,…#MODEL` spec."""
-    if not spec.startswith("replay:") or "#" not in spec:
-        raise CeilingError(f"model {spec!r}: not a replay model; the bench reads recorded runs")
-    files, model = spec[len("replay:"):].rsplit("#", 1)
-    return model, tuple(part for part in files.split(",") if part)
+@dataclass(frozen=True)
+class Graded:
+    """A model on the composites, graded by the recordings' labels: right per source question, what it paid
+    per sub-question (items × sub-questions) and for the rest of each item (the integration step)."""
 
+    model: SingleModel
+    right: dict[str, bool]
+    paid: list[list[float]]
+    rest: list[float]
 
-def _single_models(folder: Path) -> list[SingleModel]:
-    from reso.evals.portable import resolved_in
-
-    found = []
-    for path in sorted(folder.glob(_SINGLE_PREFIX + "*")):
-        run = load_run(path)
-        spec = next((c["model"] for row in run.rows.values() for step in row.get("steps") or []
-                     for c in step.get("candidates") or [] if c.get("model")), None)
-        if spec is None:
-            raise CeilingError(f"{path}: no recorded candidate names its model")
-        model, files = _spec_parts(spec)
-        found.append(SingleModel(run, model, tuple(resolved_in(path, f) for f in files)))
-    if len(found) < 2:
-        raise CeilingError(f"{folder}: fewer than two {_SINGLE_PREFIX}* runs (not a `reso demo` benchmark folder)")
-    return found
-
-
-def _by_name(singles: Sequence[SingleModel], name: str, option: str) -> SingleModel:
-    """The run of the model `name`: its recorded name, its run folder's name after `test-single-`, or (when
-    nothing is named so exactly) the start of one recorded name."""
-    matches = [s for s in singles if name in (s.model, s.run.folder.name[len(_SINGLE_PREFIX):])]
-    matches = matches or [s for s in singles if s.model.startswith(name)]
-    if len(matches) != 1:
-        known = ", ".join(s.model for s in singles)
-        raise CeilingError(f"{option} {name!r}: {'no' if not matches else 'more than one'} single-model run "
-                           f"matches (runs of: {known})")
-    return matches[0]
-
-
-def _default_pair(singles: Sequence[SingleModel]) -> tuple[SingleModel, SingleModel]:
-    """The strong model: the most accurate single run; the cheap one: the most accurate of those costing at most
-    a fifth of it."""
-    def accuracy(s: SingleModel) -> float:
-        return float(np.mean([bool(r["correct"]) for r in s.run.rows.values()]))
-
-    def cost(s: SingleModel) -> float:
-        return float(np.mean([r["usage"].get("cost_usd", 0.0) for r in s.run.rows.values()]))
-
-    strong = max(singles, key=lambda s: (accuracy(s), -cost(s)))
-    cheap_ones = [s for s in singles if s is not strong and cost(s) <= cost(strong) / 5]
-    if not cheap_ones:
-        raise CeilingError("no single-model run costs a fifth of the most accurate one's; name --cheap")
-    return max(cheap_ones, key=lambda s: (accuracy(s), -cost(s))), strong
-
-
-def _step_costs(run: Run, item: str) -> dict[str, float]:
-    row = run.rows.get(item)
-    if row is None:
-        raise CeilingError(f"{run.folder}: no result for item {item}")
-    return {str(step["id"]): sum(float(c.get("cost_usd") or 0.0) for c in step.get("candidates") or [])
-            for step in row.get("steps") or []}
-
-
-def _paid(run: Run, items: Sequence[str], steps: Sequence[Sequence[str]]) -> list[list[float]]:
-    """What `run`'s model paid for each sub-question (`steps`) of each item."""
-    paid = []
-    for item, named in zip(items, steps, strict=True):
-        by_step = _step_costs(run, item)
-        paid.append([by_step.get(step, 0.0) for step in named])
-    return paid
-
-
-def _composites(problems: Mapping[str, Problem], cheap: SingleModel, strong: SingleModel) -> Composites:
-    items = sorted(set(cheap.run.rows) & set(strong.run.rows) & set(problems))
-    if not items:
-        raise CeilingError(f"{cheap.run.folder.parent}: the single-model runs share no item of their dataset")
-    steps, questions = [], []
-    for item in items:
-        named = (problems[item].meta or {}).get("step_question_ids") or {}
-        sub_questions = [step for step in named if step != _INTEGRATION]
-        if not sub_questions or not all(named[step] for step in sub_questions):
-            raise CeilingError(f"dataset item {item}: no source question id for its sub-questions "
-                               "(meta.step_question_ids); the bench needs composites of recorded questions")
-        steps.append(sub_questions)
-        questions.append([named[step] for step in sub_questions])
-    return Composites(items, steps, questions, _paid(cheap.run, items, steps), _paid(strong.run, items, steps))
-
-
-def _labels(model: SingleModel, questions: set[str]) -> dict[str, bool]:
-    table: dict[tuple[str, str], bool] = {}
-    for path in model.replay_files:
-        table.update(replay_correctness(path))
-    recorded = {qid for qid, _ in table}
-    missing = sorted(questions - recorded)
-    if missing:
-        raise CeilingError(f"question {missing[0]}: not in the recordings {', '.join(model.replay_files)}")
-    # A model with no recording of a question fails the call in a replayed run: wrong, as there.
-    return {qid: table.get((qid, model.model), False) for qid in questions}
+    def run(self, composites: Composites) -> Run:
+        """The model alone, as a run on the composites: right where every sub-question is."""
+        rows = {item: {"id": item, "correct": all(self.right[q] for q in questions),
+                       "usage": {"cost_usd": sum(paid) + rest}}
+                for item, questions, paid, rest in zip(composites.items, composites.questions, self.paid,
+                                                       self.rest, strict=True)}
+        return Run(folder=self.model.run.folder, summary=self.model.run.summary, rows=rows)
 
 
 @dataclass(frozen=True)
@@ -184,31 +106,133 @@ class Verifier:
     cost: list[list[float]] | None = None
 
 
-def _cascade_run(composites: Composites, cheap_right: Mapping[str, bool], strong_right: Mapping[str, bool],
-                 verifier: Verifier, threshold: float, template: Run, label: str) -> Run:
+def _spec_parts(spec: str, where: Path) -> tuple[str, tuple[str, ...]]:
+    """The model name and replay files of a recorded candidate's `replay:FILE,…#MODEL` spec."""
+    if not spec.startswith("replay:") or "#" not in spec:
+        raise CeilingError(f"{where}: model {spec!r} is not a replay model; the bench reads recorded runs")
+    files, model = spec[len("replay:"):].rsplit("#", 1)
+    return model, tuple(part for part in files.split(",") if part)
+
+
+def _single_models(folder: Path) -> list[SingleModel]:
+    """Every `test-single-*` run of the folder, with the model and recordings its candidates name."""
+    from reso.evals.portable import resolved_in
+
+    found = []
+    for path in sorted(folder.glob(_SINGLE_PREFIX + "*")):
+        run = load_run(path)
+        spec = next((c["model"] for row in run.rows.values() for step in row.get("steps") or []
+                     for c in step.get("candidates") or [] if c.get("model")), None)
+        if spec is None:
+            raise CeilingError(f"{path}: no recorded candidate names its model")
+        model, files = _spec_parts(spec, path)
+        found.append(SingleModel(run, model, tuple(resolved_in(path, f) for f in files)))
+    if len(found) < 2:
+        raise CeilingError(f"{folder}: fewer than two {_SINGLE_PREFIX}* runs (not a `reso demo` benchmark "
+                           "folder)")
+    return found
+
+
+def _by_name(graded: Sequence[Graded], name: str, option: str) -> Graded:
+    """The model `name`: its recorded name, its run folder's name after `test-single-`, or (when nothing is
+    named so exactly) the start of one recorded name."""
+    matches = [g for g in graded if name in (g.model.model, g.model.run.folder.name[len(_SINGLE_PREFIX):])]
+    matches = matches or [g for g in graded if g.model.model.startswith(name)]
+    if len(matches) != 1:
+        known = ", ".join(g.model.model for g in graded)
+        raise CeilingError(f"{option} {name!r}: {'no' if not matches else 'more than one'} single-model run "
+                           f"matches (runs of: {known})")
+    return matches[0]
+
+
+def _pair(graded: Sequence[Graded], composites: Composites, cheap: str | None,
+          strong: str | None) -> tuple[Graded, Graded]:
+    """The named models; by default the strong one is the most accurate alone, and the cheap one the most
+    accurate of those costing at most a fifth of the strong one."""
+    figures = {id(g): (float(np.mean([bool(r["correct"]) for r in g.run(composites).rows.values()])),
+                       float(np.mean([r["usage"]["cost_usd"] for r in g.run(composites).rows.values()])))
+               for g in graded}
+    high = _by_name(graded, strong, "--strong") if strong else max(
+        graded, key=lambda g: (figures[id(g)][0], -figures[id(g)][1]))
+    if cheap:
+        low = _by_name(graded, cheap, "--cheap")
+    else:
+        cheaper = [g for g in graded if g is not high and figures[id(g)][1] <= figures[id(high)][1] / 5]
+        if not cheaper:
+            raise CeilingError(f"no single-model run costs a fifth of {high.model.model}'s; name --cheap")
+        low = max(cheaper, key=lambda g: (figures[id(g)][0], -figures[id(g)][1]))
+    if low is high:
+        raise CeilingError("--cheap and --strong name the same model")
+    return low, high
+
+
+def _composites(problems: Mapping[str, Problem], runs: Sequence[Run], where: str) -> Composites:
+    """The items every run answered, with their sub-questions' source question ids from the dataset."""
+    items = sorted(set.intersection(set(problems), *(set(run.rows) for run in runs)))
+    if not items:
+        raise CeilingError(f"{where}: the single-model runs share no item of their dataset")
+    steps, questions = [], []
+    for item in items:
+        named = (problems[item].meta or {}).get("step_question_ids") or {}
+        sub_questions = [step for step in named if step != _INTEGRATION]
+        if not sub_questions or not all(named[step] for step in sub_questions):
+            raise CeilingError(f"{where}: dataset item {item} names no source question of its sub-questions "
+                               "(meta.step_question_ids); the bench needs composites of recorded questions")
+        steps.append(sub_questions)
+        questions.append([named[step] for step in sub_questions])
+    return Composites(items, steps, questions)
+
+
+def _graded(model: SingleModel, composites: Composites) -> Graded:
+    """`model` graded on the composites by the recordings' labels, with what its run paid."""
+    paid, rest = [], []
+    for item, steps in zip(composites.items, composites.steps, strict=True):
+        by_step = {str(step["id"]): sum(float(c.get("cost_usd") or 0.0) for c in step.get("candidates") or [])
+                   for step in model.run.rows[item].get("steps") or []}
+        missing = [step for step in steps if step not in by_step]
+        if missing:
+            raise CeilingError(f"{model.run.folder}: item {item} has no step {missing[0]}")
+        paid.append([by_step[step] for step in steps])
+        rest.append(sum(cost for step, cost in by_step.items() if step not in steps))
+    return Graded(model, _labels(model, composites.asked), paid, rest)
+
+
+def _labels(model: SingleModel, questions: set[str]) -> dict[str, bool]:
+    """Whether the recordings say `model` answered each source question right."""
+    table: dict[tuple[str, str], bool] = {}
+    for path in model.replay_files:
+        table.update(replay_correctness(path))
+    recorded = {qid for qid, _ in table}
+    missing = sorted(questions - recorded)
+    if missing:
+        raise CeilingError(f"question {missing[0]}: not in the recordings {', '.join(model.replay_files)}")
+    # A model with no recording of a question fails the call in a replayed run: wrong, as there.
+    return {qid: table.get((qid, model.model), False) for qid in questions}
+
+
+def _cascade_run(composites: Composites, cheap: Graded, strong: Graded, verifier: Verifier, threshold: float,
+                 label: str) -> Run:
     """The cascade at one threshold, as a run on the composites: a cheap answer scored at least `threshold` is
-    kept, else the strong model is asked too."""
+    kept, else the strong model is asked too (the rest of each item is paid as the cheap model's run did)."""
     rows: dict[str, dict[str, Any]] = {}
-    scores = verifier.scores
     checks = verifier.cost or [[0.0] * len(questions) for questions in composites.questions]
-    for item, questions, cheap_paid, strong_paid, checked in zip(
-            composites.items, composites.questions, composites.cheap_cost, composites.strong_cost, checks,
-            strict=True):
-        right, paid = True, 0.0
-        for qid, cheap_cost, strong_cost, check in zip(questions, cheap_paid, strong_paid, checked, strict=True):
-            paid += cheap_cost + check
-            if scores[qid] >= threshold:
-                right &= cheap_right[qid]
+    for i, (item, questions) in enumerate(zip(composites.items, composites.questions, strict=True)):
+        right, spent = True, cheap.rest[i]
+        for j, qid in enumerate(questions):
+            spent += cheap.paid[i][j] + checks[i][j]
+            if verifier.scores[qid] >= threshold:
+                right &= cheap.right[qid]
             else:
-                paid += strong_cost
-                right &= strong_right[qid]
-        rows[item] = {"id": item, "correct": right, "usage": {"cost_usd": paid}}
-    summary = {**template.summary, "method": label, "settings": {"threshold": threshold}}
-    return Run(folder=template.folder.parent / f"{label}@{threshold:.4g}", summary=summary, rows=rows)
+                spent += strong.paid[i][j]
+                right &= strong.right[qid]
+        rows[item] = {"id": item, "correct": right, "usage": {"cost_usd": spent}}
+    summary = {**cheap.model.run.summary, "method": label, "settings": {"threshold": threshold}}
+    return Run(folder=cheap.model.run.folder.parent / f"{label}@{threshold:.4g}", summary=summary, rows=rows)
 
 
 def _thresholds(scores: Mapping[str, float]) -> list[float]:
-    """The cascade's knob: from asking the strong model on every sub-question to never (`THRESHOLDS` at most)."""
+    """The cascade's knob: from asking the strong model on every sub-question to never (at most
+    `THRESHOLDS`)."""
     values = np.unique(np.asarray(list(scores.values()), dtype=float))
     if len(values) > THRESHOLDS - 1:
         values = np.unique(np.quantile(values, np.linspace(0.0, 1.0, THRESHOLDS - 1)))
@@ -216,67 +240,62 @@ def _thresholds(scores: Mapping[str, float]) -> list[float]:
 
 
 def _figures(found: Frontier) -> dict[str, Any]:
+    """The frontier's figures a row of the report keeps."""
     return {"mean_gain": found.mean_gain.__dict__, "worst_gap": found.worst_gap.__dict__,
-            "qnc": found.qnc.__dict__,
-            "hull": [[float(c), float(a)] for c, a in found.reso_hull]}
+            "qnc": found.qnc.__dict__, "hull": [[float(c), float(a)] for c, a in found.reso_hull]}
 
 
 def run_ceiling_bench(folder: Path, *, cheap: str | None = None, strong: str | None = None,
                       aucs: Sequence[float] = DEFAULT_AUCS, crm: str | None = None, peer: str | None = None,
-                      seed: int = 0,
-                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                      seed: int = 0, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The cascade's frontier figures on `folder`'s test composites for each verifier (module docstring).
 
     Raises:
-        CeilingError: Not a benchmark folder of recorded runs, or a named model has no run in it.
+        CeilingError: Not a benchmark folder of recorded runs, a named model has no run in it, or no verifier.
         CompareError: A run folder that cannot be read.
     """
+    if not aucs and not crm and not peer:
+        raise CeilingError("no verifier: give --auc, --crm or --peer")
     singles = _single_models(folder)
-    if cheap and strong:
-        low, high = _by_name(singles, cheap, "--cheap"), _by_name(singles, strong, "--strong")
-    else:
-        low, high = _default_pair(singles)
-        low = _by_name(singles, cheap, "--cheap") if cheap else low
-        high = _by_name(singles, strong, "--strong") if strong else high
-    if low is high:
-        raise CeilingError("--cheap and --strong name the same model")
-    problems = dataset_items([low.run.summary], [low.run.folder])
+    problems = dataset_items([singles[0].run.summary], [singles[0].run.folder])
     if problems is None:
-        raise CeilingError(f"{low.run.folder}: its dataset ({low.run.summary.get('dataset')}) does not load")
-    composites = _composites(problems, low, high)
-    asked = {qid for questions in composites.questions for qid in questions}
-    cheap_right, strong_right = _labels(low, asked), _labels(high, asked)
-    single_runs = [s.run for s in singles]
-    label = f"cascade:{low.model}>{high.model}"
-    rng = np.random.default_rng(seed)
+        dataset = singles[0].run.summary.get("dataset")
+        raise CeilingError(f"{singles[0].run.folder}: its dataset ({dataset}) does not load")
+    composites = _composites(problems, [s.run for s in singles], str(folder))
+    graded = [_graded(s, composites) for s in singles]
+    low, high = _pair(graded, composites, cheap, strong)
+    single_runs = [g.run(composites) for g in graded]
+    label = f"cascade:{low.model.model}>{high.model.model}"
     try:
-        verifiers = [Verifier(f"synthetic AUC {target:g}", float(target), synthetic_verifier(cheap_right, target, rng))
-                     for target in aucs]
+        verifiers = [Verifier(f"synthetic AUC {target:g}", float(target),
+                              synthetic_verifier(low.right, target, seed)) for target in aucs]
     except VerifierQualityError as error:
         raise CeilingError(f"--auc: {error}") from None
     if crm:
-        verifiers.append(Verifier(f"crm {crm}", None, _crm_scores(crm, low, composites)))
+        verifiers.append(Verifier(f"crm {crm}", None, _crm_scores(crm, low.model, composites)))
     if peer:
-        other = _by_name(singles, peer, "--peer")
+        other = _by_name(graded, peer, "--peer")
         if other in (low, high):
             raise CeilingError("--peer must name a third model, not the cheap or the strong one")
-        verifiers.append(Verifier(f"agreement with {other.model}", None, _agreement(low, other, composites),
-                                  _paid(other.run, composites.items, composites.steps)))
-    report: dict[str, Any] = {"folder": str(folder), "cheap": low.model, "strong": high.model,
+        verifiers.append(Verifier(f"agreement with {other.model.model}", None,
+                                  _agreement(low.model, other.model, composites), other.paid))
+    asked = composites.asked
+    report: dict[str, Any] = {"folder": str(folder), "cheap": low.model.model, "strong": high.model.model,
                               "composites": len(composites.items), "sub_questions": len(asked),
-                              "cheap_right": float(np.mean([cheap_right[q] for q in asked])),
-                              "strong_right": float(np.mean([strong_right[q] for q in asked])),
+                              "cheap_right": float(np.mean([low.right[q] for q in asked])),
+                              "strong_right": float(np.mean([high.right[q] for q in asked])),
                               "verifiers": []}
     for verifier in verifiers:
         if progress is not None:
             progress(f"cascade with {verifier.name}")
-        cascades = [_cascade_run(composites, cheap_right, strong_right, verifier, t, low.run, label)
-                    for t in _thresholds(verifier.scores)]
-        found = frontier([*single_runs, *cascades], problems, router=[True] * (len(single_runs) + len(cascades)))
+        cascades = [_cascade_run(composites, low, high, verifier, threshold, label)
+                    for threshold in _thresholds(verifier.scores)]
+        runs = [*single_runs, *cascades]
+        found = frontier(runs, problems, router=[True] * len(runs))
         report.setdefault("best_single", found.best_single)
         report.setdefault("best_single_cost_usd", found.best_single_cost_usd)
         report["verifiers"].append({"verifier": verifier.name, "target_auc": verifier.target_auc,
-                                    "auc": measured_auc(cheap_right, verifier.scores), **_figures(found)})
+                                    "auc": measured_auc(low.right, verifier.scores), **_figures(found)})
     return report
 
 
@@ -325,8 +344,8 @@ def render_table(report: Mapping[str, Any]) -> Any:
 
     from reso.evals.reports.formatting import estimate_text
 
-    table = Table(title=f"cascade {report['cheap']} > {report['strong']} on {report['composites']} composites "
-                        f"(best single: {report['best_single']})")
+    table = Table(title=f"cascade {report['cheap']} > {report['strong']} on {report['composites']} "
+                        f"composites (best single: {report['best_single']})")
     for column in ("verifier", "AUC on these answers", "mean gain over the single models' hull, points",
                    "worst gap, points", "QNC"):
         table.add_column(column)

@@ -140,7 +140,11 @@ def frontier(runs: Sequence[Run], problems: Mapping[str, Problem] | None = None,
         router = knob_runs([run.summary for run in runs])
         hull_runs = [r for r, kind in enumerate(kinds) if kind == MethodKind.RESO and router[r]]
     else:
+        if len(router) != len(runs):
+            raise ValueError(f"router: {len(router)} flags for {len(runs)} runs")
         hull_runs = [r for r in range(len(runs)) if router[r]]
+        if not hull_runs:
+            raise CompareError("no run is flagged as the router's")
     if not hull_runs:
         raise CompareError("no ReSo run among the folders (a `reso eval --method reso` run, or `reso demo`'s "
                            "test-reso*)")

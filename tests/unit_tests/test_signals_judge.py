@@ -174,3 +174,13 @@ def test_a_vote_weighted_by_a_perfect_verifier_is_the_oracle_and_a_weak_one_stay
     assert crm["verifier"] == "crm consensus" and crm["accuracy"] == pytest.approx(accuracy["plurality"])
     with pytest.raises(JudgeBenchError, match="--verifier-auc"):
         run_judge_bench([train], [test], models=TEAM, embedder="hash:256", verifier_aucs=[0.4])
+
+
+def test_a_weighted_vote_lets_a_well_scored_lone_answer_beat_a_badly_scored_pair():
+    from reso.evals.bench.judge import _plurality, _weighted_vote
+
+    items = [ScoreItem(subtask="q", answer=f"The answer is \\boxed{{{v}}}.", model=m)
+             for m, v in (("a", "7"), ("b", "7"), ("c", "9"))]
+    assert _plurality(items, [0, 1, 2]) == 0
+    assert _weighted_vote(items, [0, 1, 2], [0.2, 0.3, 0.9]) == 2
+    assert _weighted_vote(items, [0, 1, 2], [0.5, 0.5, 0.9]) == 0

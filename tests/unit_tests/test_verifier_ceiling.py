@@ -94,11 +94,15 @@ def test_agreement_with_a_peer_is_a_verifier_that_costs_the_peers_calls(tmp_path
 def test_a_synthetic_verifier_has_the_target_auc_on_the_answers_it_scores(target: float):
     rng = np.random.default_rng(3)
     right = {f"q{i}": bool(flag) for i, flag in enumerate(rng.random(400) < 0.6)}
-    scores = synthetic_verifier(right, target, np.random.default_rng(0))
+    scores = synthetic_verifier(right, target, seed=0)
     assert measured_auc(right, scores) == pytest.approx(target, abs=0.005)
-    assert measured_auc(right, synthetic_verifier(right, 1.0, np.random.default_rng(0))) == 1.0
+    assert measured_auc(right, synthetic_verifier(right, 1.0)) == 1.0
+    # One draw whatever the target: a weaker verifier is the same one with more noise.
+    weaker = synthetic_verifier(right, target - 0.1, seed=0)
+    ranked = sorted(right, key=lambda key: scores[key] - right[key])
+    assert ranked == sorted(right, key=lambda key: weaker[key] - right[key])
     with pytest.raises(VerifierQualityError, match="above 0.5"):
-        synthetic_verifier(right, 0.5, rng)
+        synthetic_verifier(right, 0.5)
 
 
 def test_reso_bench_ceiling_prints_one_json_object_and_refuses_a_folder_without_runs(tmp_path: Path):
@@ -115,3 +119,41 @@ def test_reso_bench_ceiling_prints_one_json_object_and_refuses_a_folder_without_
     refused = CliRunner().invoke(app, ["bench", "ceiling", str(empty)])
     assert refused.exit_code == 2
     assert "fewer than two test-single-* runs" in refused.output
+
+
+def test_the_cascade_that_trusts_every_cheap_answer_is_the_cheap_model_alone(tmp_path: Path):
+    from reso.evals.bench import verifier_ceiling as ceiling
+
+    questions = sorted({qid for p in load_dataset(str(FIXTURE)) for qid in p.meta["step_question_ids"].values()})
+    folder, problems = _benchmark(tmp_path, {questions[3]})
+    singles = ceiling._single_models(folder)
+    composites = ceiling._composites({p.id: p for p in problems}, [s.run for s in singles], str(folder))
+    graded = [ceiling._graded(s, composites) for s in singles]
+    cheap, strong = ceiling._pair(graded, composites, "cheap", "strong")
+    verifier = ceiling.Verifier("v", None, {qid: 0.0 for qid in composites.asked})
+    trusting = ceiling._cascade_run(composites, cheap, strong, verifier, 0.0, "cascade")
+    assert trusting.rows == cheap.run(composites).rows
+    doubting = ceiling._cascade_run(composites, cheap, strong, verifier, float("inf"), "cascade")
+    for item, row in doubting.rows.items():
+        alone = strong.run(composites).rows[item]
+        assert row["correct"] == alone["correct"]
+        assert row["usage"]["cost_usd"] == pytest.approx(alone["usage"]["cost_usd"]
+                                                         + cheap.run(composites).rows[item]["usage"]["cost_usd"])
+
+
+def test_the_default_cheap_model_is_read_against_the_strong_one_named(tmp_path: Path):
+    questions = sorted({qid for p in load_dataset(str(FIXTURE)) for qid in p.meta["step_question_ids"].values()})
+    folder, _ = _benchmark(tmp_path, {questions[0]})
+    # Against the strong model both others cost at most a fifth and are as accurate: the cheaper one, the peer.
+    report = run_ceiling_bench(folder, strong="strong", aucs=[1.0])
+    assert (report["cheap"], report["strong"]) == ("peer", "strong")
+    with pytest.raises(CeilingError, match="no verifier"):
+        run_ceiling_bench(folder, aucs=[])
+    with pytest.raises(CeilingError, match="--strong 'gpt'"):
+        run_ceiling_bench(folder, strong="gpt", aucs=[1.0])
+    results = folder / "test-single-peer-algebra" / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    rows[0]["steps"] = rows[0]["steps"][1:]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(CeilingError, match=r"test-single-peer-algebra: item .* has no step"):
+        run_ceiling_bench(folder, cheap="cheap", strong="strong", aucs=[1.0])
