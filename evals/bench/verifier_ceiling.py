@@ -18,8 +18,9 @@ The thresholds sweep the cascade's cost knob (every distinct score, thinned to `
 also answer everything with one model, so the router's hull is made of the cascade's points and the single
 models' runs: its gain over the single models' hull is what the verifier adds, never below 0. It is read
 with the frontier's figures and their intervals (`reso.evals.reports.frontier`: mean gain over the decade of
-budgets below the best single model's cost, worst gap, QNC); the worst gap's and the QNC's intervals mean
-little here, where they sit at kinks of a hull of many close points. A composite is right when every
+budgets below the best single model's cost, worst gap, QNC). The JSON keeps the delta method's intervals,
+but a hull of many close points has steep, short segments where they break down, so the table shows values:
+the spread across draws (other folders, other seeds) is the interval to read. A composite is right when every
 sub-question is (the integration step is exact), as in the runs.
 """
 
@@ -345,15 +346,17 @@ def render_table(report: Mapping[str, Any]) -> Any:
     from reso.evals.reports.formatting import estimate_text
 
     table = Table(title=f"cascade {report['cheap']} > {report['strong']} on {report['composites']} "
-                        f"composites (best single: {report['best_single']})")
+                        f"composites (best single: {report['best_single']})",
+                  caption="values only: the delta method's intervals (in the JSON) break down on a hull of "
+                          "many close points")
     for column in ("verifier", "AUC on these answers", "mean gain over the single models' hull, points",
                    "worst gap, points", "QNC"):
         table.add_column(column)
     for row in report["verifiers"]:
         auc = "—" if row["auc"] is None else f"{row['auc']:.3f}"
-        table.add_row(row["verifier"], auc, estimate_text(**row["mean_gain"], unit=""),
-                      estimate_text(**row["worst_gap"], unit=""),
-                      estimate_text(**row["qnc"], scale=1.0, signed=False, unit="×", digits=2,
+        table.add_row(row["verifier"], auc, estimate_text(row["mean_gain"]["value"], None, unit=""),
+                      estimate_text(row["worst_gap"]["value"], None, unit=""),
+                      estimate_text(row["qnc"]["value"], None, scale=1.0, signed=False, unit="×", digits=2,
                                     missing="not reached"))
     return table
 
