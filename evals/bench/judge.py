@@ -13,10 +13,12 @@ every test answer: AUC (does a right answer score above a wrong one) and the exp
 files never recorded.
 
 How good would a verifier of the answers have to be? With `--verifier-auc A,…` (and `--verifier-crm SPEC`)
-the bench adds, beside the judge, the vote weighted by a verifier: each group of agreeing answers scores the sum
-of its answers' verifier scores. The verifiers are synthetic ones of each AUC on these very answers
-(`reso.evals.bench.synthetic_verifier`) and the CRM reading each solution alone, each with its accuracy, its
-difference from the plurality (paired bootstrap) and its AUC.
+the bench adds, beside the judge, the vote weighted by a verifier: each group of agreeing answers scores the
+sum of its answers' verdicts as log-odds (a synthetic verifier's log-likelihood ratio, the CRM's logit), so
+that agreeing answers add their evidence and a doubted answer counts against its group. The verifiers are
+synthetic ones of each AUC on these very answers (`reso.evals.bench.synthetic_verifier`) and the CRM reading
+each solution alone, each with its accuracy, its difference from the plurality (paired bootstrap) and its
+AUC.
 """
 
 from __future__ import annotations
@@ -173,11 +175,13 @@ def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, 
 def _verifier_votes(test: AnsweredQuestions, team: Sequence[str], aucs: Sequence[float], scorer: Any,
                     spec: str | None, plurality: Sequence[bool], seed: int) -> list[dict[str, Any]]:
     """For each verifier (a synthetic one per AUC, then `scorer` reading each answer alone): the accuracy of
-    the vote weighted by it (each group of agreeing answers scores the sum of its answers' scores; the best
-    group's best-ranked answer is picked) and its difference from the plurality, with intervals."""
+    the vote weighted by it (each group of agreeing answers scores the sum of its answers' verdicts as
+    log-odds, evidence that adds up; the best group's best-ranked answer is picked) and its difference from
+    the plurality, with intervals."""
     from reso.evals.bench.synthetic_verifier import VerifierQualityError, measured_auc, synthetic_verifier
     from reso.evals.reports.stats import paired_bootstrap, wilson_interval
     from reso.reward.base import ScoreItem
+    from reso.reward.calibrated_crm import logit
 
     answers = {(key, model): found[model] for key, found in zip(test.keys, test.answers, strict=True)
                for model in team if model in found}
@@ -192,7 +196,9 @@ def _verifier_votes(test: AnsweredQuestions, team: Sequence[str], aucs: Sequence
         # One group per answer: the CRM reads each solution alone, so agreement is counted once, by the vote.
         items = [ScoreItem(subtask=answers[p].instruction, answer=answers[p].answer, agent_id=p[1], model=p[1],
                            group=f"{p[0]}#{p[1]}") for p in pairs]
-        verifiers.append((f"crm {spec}", None, dict(zip(pairs, scorer.score(items), strict=True))))
+        # Its probabilities as log-odds, so that agreeing answers add their evidence as the synthetic ones do.
+        verifiers.append((f"crm {spec}", None, {pair: logit(p) for pair, p in zip(pairs, scorer.score(items),
+                                                                                  strict=True)}))
     rows = []
     for name, target, scores in verifiers:
         picked = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,10 @@ from typer.testing import CliRunner
 from reso.agents.selection.embeddings import load_embedder
 from reso.evals.bench.judge import METHODS, JudgeBenchError, expected_calibration_error, run_judge_bench
 from reso.evals.cli import app
-from reso.reward.base import ScoreItem
+from reso.reward import registry as scorer_registry
+from reso.reward.base import Score, ScoreItem, Scorer
 from reso.reward.labelled_records import load_records
-from reso.reward.registry import build_scorer
+from reso.reward.registry import build_scorer, register_scorer
 from reso.reward.training.signals_judge_fit import fit_signals_judge
 
 TEAM = ["geo", "alg", "twin-a", "twin-b"]
@@ -159,10 +161,20 @@ def test_the_default_team_comes_from_a_pool_files_models_when_one_is_named(sides
         run_judge_bench([train], [test], pool=tmp_path / "nowhere.yaml", embedder="hash:64")
 
 
-def test_a_vote_weighted_by_a_perfect_verifier_is_the_oracle_and_a_weak_one_stays_near_the_plurality(sides):
+class _Sure(Scorer):
+    """A CRM as sure of every answer: its vote is the plurality."""
+
+    def score_detailed(self, items: Sequence[ScoreItem]) -> list[Score]:
+        return [Score(0.8) for _ in items]
+
+
+def test_a_vote_weighted_by_a_perfect_verifier_is_the_oracle_and_a_weak_one_stays_near_the_plurality(
+        sides, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(scorer_registry, "_FACTORIES", dict(scorer_registry._FACTORIES))
+    register_scorer("sure", _Sure)
     train, test = sides
     report = run_judge_bench([train], [test], models=TEAM, embedder="hash:256", verifier_aucs=[1.0, 0.6],
-                             verifier_crm="consensus")
+                             verifier_crm="sure")
     accuracy = {row["method"]: row["accuracy"] for row in report["rows"]}
     perfect, weak, crm = report["verifiers"]
     assert (perfect["verifier"], perfect["target_auc"], perfect["auc"]) == ("synthetic AUC 1", 1.0, 1.0)
@@ -170,8 +182,7 @@ def test_a_vote_weighted_by_a_perfect_verifier_is_the_oracle_and_a_weak_one_stay
     assert perfect["minus_plurality"]["points"] == pytest.approx(100 * (accuracy["oracle"] - accuracy["plurality"]))
     assert weak["auc"] == pytest.approx(0.6, abs=0.01)
     assert abs(weak["accuracy"] - accuracy["plurality"]) < abs(perfect["accuracy"] - accuracy["plurality"])
-    # Consensus read on one answer at a time scores every answer alike: its vote is the plurality.
-    assert crm["verifier"] == "crm consensus" and crm["accuracy"] == pytest.approx(accuracy["plurality"])
+    assert crm["verifier"] == "crm sure" and crm["accuracy"] == pytest.approx(accuracy["plurality"])
     with pytest.raises(JudgeBenchError, match="--verifier-auc"):
         run_judge_bench([train], [test], models=TEAM, embedder="hash:256", verifier_aucs=[0.4])
 

@@ -18,12 +18,15 @@ from tests.run_fixtures import write_run
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "datasets" / "reso_mas_sample.json"
 PRICE = {"cheap": 1.0, "strong": 10.0, "peer": 0.5}
+INTEGRATION = 0.25
+"""What each run paid for a composite's integration step."""
 
 
 def _benchmark(tmp_path: Path, cheap_wrong: set[str]) -> tuple[Path, list]:
     """A benchmark folder of the three fixture composites: `cheap` wrong on the source questions
     `cheap_wrong`, `strong` right on all, `peer` agreeing with `cheap` on every question but the first it
-    gets wrong; each call costs its model's PRICE."""
+    gets wrong; each call costs its model's PRICE, each integration step INTEGRATION. The rows' own verdicts
+    are the opposite of the recordings' labels: the bench must grade by the labels alone."""
     folder = tmp_path / "bench"
     folder.mkdir()
     dataset = folder / "composites.json"
@@ -50,8 +53,11 @@ def _benchmark(tmp_path: Path, cheap_wrong: set[str]) -> tuple[Path, list]:
             steps = [{"id": step, "agent": f"{model}/algebra", "value": "2", "status": "done", "depends_on": [],
                       "candidates": [{"agent_id": f"{model}/algebra", "model": f"replay:{recordings}#{model}",
                                       "cost_usd": PRICE[model]}]} for step in named]
-            rows.append({"id": problem.id, "correct": right, "status": "done", "steps": steps,
-                         "usage": {"cost_usd": PRICE[model] * len(named), "total_tokens": 1}})
+            steps.append({"id": "final", "agent": "tool/calculator", "value": "2", "status": "done",
+                          "depends_on": list(named), "candidates": [{"agent_id": "tool/calculator",
+                                                                     "cost_usd": INTEGRATION}]})
+            rows.append({"id": problem.id, "correct": not right, "status": "done", "steps": steps,
+                         "usage": {"cost_usd": PRICE[model] * len(named) + INTEGRATION, "total_tokens": 1}})
         write_run(folder / f"test-single-{model}-algebra", rows, method=f"single:{model}/algebra",
                   dataset=str(dataset))
     return folder, problems
@@ -69,9 +75,9 @@ def test_a_perfect_verifier_asks_the_strong_model_exactly_where_the_cheap_one_is
     # Every composite right, paying the cheap call everywhere and the strong one on the two wrong questions.
     calls = sum(len(p.meta["step_question_ids"]) for p in problems)
     asked_again = sum(qid in wrong for p in problems for qid in p.meta["step_question_ids"].values())
-    cost = (calls * PRICE["cheap"] + asked_again * PRICE["strong"]) / len(problems)
+    cost = (calls * PRICE["cheap"] + asked_again * PRICE["strong"]) / len(problems) + INTEGRATION
     assert [cost, 1.0] in [[pytest.approx(c), pytest.approx(a)] for c, a in perfect["hull"]]
-    assert perfect["qnc"]["value"] == pytest.approx(cost / (PRICE["strong"] * calls / len(problems)))
+    assert perfect["qnc"]["value"] == pytest.approx(cost / (PRICE["strong"] * calls / len(problems) + INTEGRATION))
 
 
 def test_agreement_with_a_peer_is_a_verifier_that_costs_the_peers_calls(tmp_path: Path):
@@ -84,7 +90,7 @@ def test_agreement_with_a_peer_is_a_verifier_that_costs_the_peers_calls(tmp_path
     assert agreement["auc"] == 1.0
     calls = sum(len(p.meta["step_question_ids"]) for p in problems)
     asked_again = sum(qid == questions[2] for p in problems for qid in p.meta["step_question_ids"].values())
-    cost = (calls * (PRICE["cheap"] + PRICE["peer"]) + asked_again * PRICE["strong"]) / len(problems)
+    cost = (calls * (PRICE["cheap"] + PRICE["peer"]) + asked_again * PRICE["strong"]) / len(problems) + INTEGRATION
     assert [cost, 1.0] in [[pytest.approx(c), pytest.approx(a)] for c, a in agreement["hull"]]
     with pytest.raises(CeilingError, match="--peer must name a third model"):
         run_ceiling_bench(folder, cheap="cheap", strong="strong", aucs=[], peer="strong")
@@ -97,10 +103,15 @@ def test_a_synthetic_verifier_has_the_target_auc_on_the_answers_it_scores(target
     scores = synthetic_verifier(right, target, seed=0)
     assert measured_auc(right, scores) == pytest.approx(target, abs=0.005)
     assert measured_auc(right, synthetic_verifier(right, 1.0)) == 1.0
-    # One draw whatever the target: a weaker verifier is the same one with more noise.
+    # One draw whatever the target: a weaker verifier is the same one with more noise, so it orders the right
+    # answers (and the wrong ones) among themselves as the better one does.
     weaker = synthetic_verifier(right, target - 0.1, seed=0)
-    ranked = sorted(right, key=lambda key: scores[key] - right[key])
-    assert ranked == sorted(right, key=lambda key: weaker[key] - right[key])
+    for side in (True, False):
+        answers = [key for key in right if right[key] is side]
+        assert sorted(answers, key=scores.__getitem__) == sorted(answers, key=weaker.__getitem__)
+    # Verdicts are log-likelihood ratios: a right answer's mean is above 0, a wrong one's below.
+    assert np.mean([v for k, v in scores.items() if right[k]]) > 0 > np.mean([v for k, v in scores.items()
+                                                                              if not right[k]])
     with pytest.raises(VerifierQualityError, match="above 0.5"):
         synthetic_verifier(right, 0.5)
 
@@ -137,8 +148,9 @@ def test_the_cascade_that_trusts_every_cheap_answer_is_the_cheap_model_alone(tmp
     for item, row in doubting.rows.items():
         alone = strong.run(composites).rows[item]
         assert row["correct"] == alone["correct"]
-        assert row["usage"]["cost_usd"] == pytest.approx(alone["usage"]["cost_usd"]
-                                                         + cheap.run(composites).rows[item]["usage"]["cost_usd"])
+        # Both models' calls, and the integration step once.
+        both = alone["usage"]["cost_usd"] + cheap.run(composites).rows[item]["usage"]["cost_usd"] - INTEGRATION
+        assert row["usage"]["cost_usd"] == pytest.approx(both)
 
 
 def test_the_default_cheap_model_is_read_against_the_strong_one_named(tmp_path: Path):
@@ -147,6 +159,9 @@ def test_the_default_cheap_model_is_read_against_the_strong_one_named(tmp_path: 
     # Against the strong model both others cost at most a fifth and are as accurate: the cheaper one, the peer.
     report = run_ceiling_bench(folder, strong="strong", aucs=[1.0])
     assert (report["cheap"], report["strong"]) == ("peer", "strong")
+    # Against the peer named strong (not the most accurate), nothing costs a fifth of it.
+    with pytest.raises(CeilingError, match="costs a fifth of peer's"):
+        run_ceiling_bench(folder, strong="peer", aucs=[1.0])
     with pytest.raises(CeilingError, match="no verifier"):
         run_ceiling_bench(folder, aucs=[])
     with pytest.raises(CeilingError, match="--strong 'gpt'"):
