@@ -13,8 +13,8 @@ every test answer: AUC (does a right answer score above a wrong one) and the exp
 files never recorded.
 
 How good would a verifier of the answers have to be? With `--verifier-auc A,…` (and `--verifier-crm SPEC`)
-the bench adds, beside the judge, the vote weighted by a verifier: each group of agreeing answers scores the
-sum of its answers' verdicts as log-odds (a synthetic verifier's log-likelihood ratio, the CRM's logit), so
+the bench adds, beside the judge, the vote weighted by a verifier: the reliability vote with each answer's
+log-odds replaced by the verifier's verdict (a synthetic verifier's log-likelihood ratio, the CRM's logit), so
 that agreeing answers add their evidence and a doubted answer counts against its group. The verifiers are
 synthetic ones of each AUC on these very answers (`reso.evals.bench.synthetic_verifier`) and the CRM reading
 each solution alone, each with its accuracy, its difference from the plurality (paired bootstrap) and its
@@ -38,6 +38,10 @@ DEFAULT_MODELS = 5
 COVERAGE = 0.9
 """A model chosen by default must have recorded answers to this share of the training questions."""
 ECE_BINS = 10
+AGREEMENT = math.log(1.0 / 0.2)
+"""What each agreeing answer beyond the first adds to a verifier-weighted vote: ln(1 / q), two wrong answers
+coinciding with q = 0.2, as in the reliability vote (`reso.reward.reliability_vote`), whose log-odds of each
+answer the verifier's verdicts replace."""
 
 
 class JudgeBenchError(ValueError):
@@ -175,9 +179,9 @@ def run_judge_bench(train_paths: Sequence[Path], test_paths: Sequence[Path], *, 
 def _verifier_votes(test: AnsweredQuestions, team: Sequence[str], aucs: Sequence[float], scorer: Any,
                     spec: str | None, plurality: Sequence[bool], seed: int) -> list[dict[str, Any]]:
     """For each verifier (a synthetic one per AUC, then `scorer` reading each answer alone): the accuracy of
-    the vote weighted by it (each group of agreeing answers scores the sum of its answers' verdicts as
-    log-odds, evidence that adds up; the best group's best-ranked answer is picked) and its difference from
-    the plurality, with intervals."""
+    the vote weighted by it (the reliability vote with each answer's log-odds its verdict: each group of
+    agreeing answers scores the sum of its verdicts plus `AGREEMENT` per answer beyond the first; the best
+    group's best-ranked answer is picked) and its difference from the plurality, with intervals."""
     from reso.evals.bench.synthetic_verifier import VerifierQualityError, measured_auc, synthetic_verifier
     from reso.evals.reports.stats import paired_bootstrap, wilson_interval
     from reso.reward.base import ScoreItem
@@ -208,7 +212,8 @@ def _verifier_votes(test: AnsweredQuestions, team: Sequence[str], aucs: Sequence
                 picked.append(False)
                 continue
             items = [ScoreItem(subtask=found[m].instruction, answer=found[m].answer, model=m) for m in present]
-            choice = _weighted_vote(items, [team.index(m) for m in present], [scores[(key, m)] for m in present])
+            choice = _weighted_vote(items, [team.index(m) for m in present], [scores[(key, m)] for m in present],
+                                    agreement=AGREEMENT)
             picked.append(bool(found[present[choice]].label))
         n = len(picked)
         matrix = np.asarray([picked, plurality], dtype=float)
@@ -220,16 +225,19 @@ def _verifier_votes(test: AnsweredQuestions, team: Sequence[str], aucs: Sequence
     return rows
 
 
-def _weighted_vote(items: Sequence[Any], ranks: Sequence[int], scores: Sequence[float]) -> int:
-    """The index of the best-ranked answer of the group of agreeing answers whose scores sum highest (a tie
-    goes to the group holding the better-ranked model); the best-ranked answer when none has a final value."""
+def _weighted_vote(items: Sequence[Any], ranks: Sequence[int], scores: Sequence[float],
+                   agreement: float = 0.0) -> int:
+    """The index of the best-ranked answer of the group of agreeing answers that scores highest: the sum of
+    its answers' scores plus `agreement` for each answer beyond the first (a tie goes to the group holding the
+    better-ranked model); the best-ranked answer when none has a final value."""
     from reso.reward.answers import extract_answer
     from reso.reward.signals_judge import agreeing_groups
 
     groups = agreeing_groups([extract_answer(item.answer) for item in items], [item.model for item in items])
     if not groups:
         return min(range(len(items)), key=lambda i: ranks[i])
-    best = max(groups, key=lambda g: (sum(scores[i] for i in g), -min(ranks[i] for i in g)))
+    best = max(groups, key=lambda g: (sum(scores[i] for i in g) + agreement * (len(g) - 1),
+                                      -min(ranks[i] for i in g)))
     return min(best, key=lambda i: ranks[i])
 
 
