@@ -203,17 +203,19 @@ def _verifier_votes(test: AnsweredQuestions, team: Sequence[str], aucs: Sequence
         # Its probabilities as log-odds, so that agreeing answers add their evidence as the synthetic ones do.
         verifiers.append((f"crm {spec}", None, {pair: logit(p) for pair, p in zip(pairs, scorer.score(items),
                                                                                   strict=True)}))
+    questions = [(key, found, [m for m in team if m in found]) for key, found in zip(test.keys, test.answers,
+                                                                                      strict=True)]
+    ballots = {key: [ScoreItem(subtask=found[m].instruction, answer=found[m].answer, model=m) for m in present]
+               for key, found, present in questions}
     rows = []
     for name, target, scores in verifiers:
         picked = []
-        for key, found in zip(test.keys, test.answers, strict=True):
-            present = [m for m in team if m in found]
+        for key, found, present in questions:
             if not present:
                 picked.append(False)
                 continue
-            items = [ScoreItem(subtask=found[m].instruction, answer=found[m].answer, model=m) for m in present]
-            choice = _weighted_vote(items, [team.index(m) for m in present], [scores[(key, m)] for m in present],
-                                    agreement=AGREEMENT)
+            choice = _weighted_vote(ballots[key], [team.index(m) for m in present],
+                                    [scores[(key, m)] for m in present], agreement=AGREEMENT)
             picked.append(bool(found[present[choice]].label))
         n = len(picked)
         matrix = np.asarray([picked, plurality], dtype=float)

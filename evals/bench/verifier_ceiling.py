@@ -34,7 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from reso.agents.adapters.replay import split_replay_target
 from reso.agents.adapters.replay_table import replay_correctness, replay_table
+from reso.agents.pool_source import REPLAY_PREFIX
 from reso.evals.bench.synthetic_verifier import VerifierQualityError, measured_auc, synthetic_verifier
 from reso.evals.datasets import Problem
 from reso.evals.reports.clusters import dataset_items
@@ -107,14 +109,6 @@ class Verifier:
     cost: list[list[float]] | None = None
 
 
-def _spec_parts(spec: str, where: Path) -> tuple[str, tuple[str, ...]]:
-    """The model name and replay files of a recorded candidate's `replay:FILE,…#MODEL` spec."""
-    if not spec.startswith("replay:") or "#" not in spec:
-        raise CeilingError(f"{where}: model {spec!r} is not a replay model; the bench reads recorded runs")
-    files, model = spec[len("replay:"):].rsplit("#", 1)
-    return model, tuple(part for part in files.split(",") if part)
-
-
 def _single_models(folder: Path) -> list[SingleModel]:
     """Every `test-single-*` run of the folder, with the model and recordings its candidates name."""
     from reso.evals.portable import resolved_in
@@ -126,7 +120,9 @@ def _single_models(folder: Path) -> list[SingleModel]:
                      for c in step.get("candidates") or [] if c.get("model")), None)
         if spec is None:
             raise CeilingError(f"{path}: no recorded candidate names its model")
-        model, files = _spec_parts(spec, path)
+        if not spec.startswith(REPLAY_PREFIX) or "#" not in spec:
+            raise CeilingError(f"{path}: model {spec!r} is not a replay model; the bench reads recorded runs")
+        files, model = split_replay_target(spec.removeprefix(REPLAY_PREFIX))
         found.append(SingleModel(run, model, tuple(resolved_in(path, f) for f in files)))
     if len(found) < 2:
         raise CeilingError(f"{folder}: fewer than two {_SINGLE_PREFIX}* runs (not a `reso demo` benchmark "
@@ -146,13 +142,13 @@ def _by_name(graded: Sequence[Graded], name: str, option: str) -> Graded:
     return matches[0]
 
 
-def _pair(graded: Sequence[Graded], composites: Composites, cheap: str | None,
+def _pair(graded: Sequence[Graded], alone: Sequence[Run], cheap: str | None,
           strong: str | None) -> tuple[Graded, Graded]:
-    """The named models; by default the strong one is the most accurate alone, and the cheap one the most
-    accurate of those costing at most a fifth of the strong one."""
-    figures = {id(g): (float(np.mean([bool(r["correct"]) for r in g.run(composites).rows.values()])),
-                       float(np.mean([r["usage"]["cost_usd"] for r in g.run(composites).rows.values()])))
-               for g in graded}
+    """The named models; by default the strong one is the most accurate alone (`alone`: each graded model's
+    run), and the cheap one the most accurate of those costing at most a fifth of the strong one."""
+    figures = {id(g): (float(np.mean([bool(r["correct"]) for r in run.rows.values()])),
+                       float(np.mean([r["usage"]["cost_usd"] for r in run.rows.values()])))
+               for g, run in zip(graded, alone, strict=True)}
     high = _by_name(graded, strong, "--strong") if strong else max(
         graded, key=lambda g: (figures[id(g)][0], -figures[id(g)][1]))
     if cheap:
@@ -264,8 +260,8 @@ def run_ceiling_bench(folder: Path, *, cheap: str | None = None, strong: str | N
         raise CeilingError(f"{singles[0].run.folder}: its dataset ({dataset}) does not load")
     composites = _composites(problems, [s.run for s in singles], str(folder))
     graded = [_graded(s, composites) for s in singles]
-    low, high = _pair(graded, composites, cheap, strong)
     single_runs = [g.run(composites) for g in graded]
+    low, high = _pair(graded, single_runs, cheap, strong)
     label = f"cascade:{low.model.model}>{high.model.model}"
     try:
         verifiers = [Verifier(f"synthetic AUC {target:g}", float(target),

@@ -140,7 +140,7 @@ def test_the_cascade_that_trusts_every_cheap_answer_is_the_cheap_model_alone(tmp
     singles = ceiling._single_models(folder)
     composites = ceiling._composites({p.id: p for p in problems}, [s.run for s in singles], str(folder))
     graded = [ceiling._graded(s, composites) for s in singles]
-    cheap, strong = ceiling._pair(graded, composites, "cheap", "strong")
+    cheap, strong = ceiling._pair(graded, [g.run(composites) for g in graded], "cheap", "strong")
     verifier = ceiling.Verifier("v", None, {qid: 0.0 for qid in composites.asked})
     trusting = ceiling._cascade_run(composites, cheap, strong, verifier, 0.0, "cascade")
     assert trusting.rows == cheap.run(composites).rows
